@@ -1,0 +1,18 @@
+package io.locksmith;
+
+/**
+ * The backend could not be reached, or did not answer within the command timeout. Nothing was granted:
+ * Locksmith fails closed. For a lease already held, the same condition moves the lease to
+ * {@link LeaseState#UNCERTAIN} rather than throwing.
+ */
+public class BackendUnavailableException extends LockException {
+  private static final long serialVersionUID = 1L;
+
+  /**
+   * @param message what could not be done
+   * @param cause the client library's exception, kept for diagnosis
+   */
+  public BackendUnavailableException(String message, Throwable cause) {
+    super(message, cause);
+  }
+}

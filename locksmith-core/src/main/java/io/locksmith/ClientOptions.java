@@ -1,0 +1,187 @@
+package io.locksmith;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * Options every backend's client shares: the namespace its keys live under, name limits, the default
+ * lease policy, the clock-drift allowance and the clock itself. Immutable and thread-safe; build with
+ * {@link #builder()}, derive with {@link #mutate()}.
+ */
+public final class ClientOptions {
+  /** Default namespace prefix. */
+  public static final String DEFAULT_NAMESPACE = "locksmith";
+  /** Default upper bound on a lock name's length, in characters. */
+  public static final int DEFAULT_MAX_NAME_LENGTH = 512;
+
+  private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9._\\-]{1,64}");
+  private static final ClientOptions DEFAULTS = new Builder().build();
+
+  private final String namespace;
+  private final int maxNameLength;
+  private final LockOptions defaultLockOptions;
+  private final double driftFactor;
+  private final Duration driftFloor;
+  private final Ticker ticker;
+
+  private ClientOptions(Builder b) {
+    this.namespace = b.namespace;
+    this.maxNameLength = b.maxNameLength;
+    this.defaultLockOptions = b.defaultLockOptions;
+    this.driftFactor = b.driftFactor;
+    this.driftFloor = b.driftFloor;
+    this.ticker = b.ticker;
+  }
+
+  /** @return the defaults */
+  public static ClientOptions defaults() {
+    return DEFAULTS;
+  }
+
+  /** @return a builder starting from the defaults */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** @return a builder starting from these options */
+  public Builder mutate() {
+    Builder b = new Builder();
+    b.namespace = namespace;
+    b.maxNameLength = maxNameLength;
+    b.defaultLockOptions = defaultLockOptions;
+    b.driftFactor = driftFactor;
+    b.driftFloor = driftFloor;
+    b.ticker = ticker;
+    return b;
+  }
+
+  /** @return the prefix of every key or path this client creates */
+  public String namespace() {
+    return namespace;
+  }
+
+  /** @return the longest lock name accepted */
+  public int maxNameLength() {
+    return maxNameLength;
+  }
+
+  /** @return lease policy of {@link LockClient#lock(String)} */
+  public LockOptions defaultLockOptions() {
+    return defaultLockOptions;
+  }
+
+  /** @return the monotonic clock used for validity */
+  public Ticker ticker() {
+    return ticker;
+  }
+
+  /**
+   * The part of a lease subtracted from its validity to allow for the server's clock running faster
+   * than ours: {@code leaseTime × driftFactor + driftFloor} (the Redlock reference values are 0.01 and
+   * 2 ms, the defaults).
+   *
+   * @param leaseTime a lease time
+   * @return the drift allowance for it
+   */
+  public Duration driftFor(Duration leaseTime) {
+    return Duration.ofNanos((long) (leaseTime.toNanos() * driftFactor)).plus(driftFloor);
+  }
+
+  @Override
+  public String toString() {
+    return "ClientOptions{namespace=" + namespace + ", maxNameLength=" + maxNameLength + ", lock="
+        + defaultLockOptions + ", drift=" + driftFactor + "+" + driftFloor + "}";
+  }
+
+  /** Builds {@link ClientOptions}; not thread-safe. Everything is validated by {@link #build()}. */
+  public static final class Builder {
+    private String namespace = DEFAULT_NAMESPACE;
+    private int maxNameLength = DEFAULT_MAX_NAME_LENGTH;
+    private LockOptions defaultLockOptions = LockOptions.defaults();
+    private double driftFactor = 0.01;
+    private Duration driftFloor = Duration.ofMillis(2);
+    private Ticker ticker = Ticker.system();
+
+    private Builder() {}
+
+    /**
+     * @param namespace 1–64 characters of {@code [A-Za-z0-9._-]}; keeps several applications apart on
+     *     one server
+     * @return this builder
+     */
+    public Builder namespace(String namespace) {
+      this.namespace = namespace;
+      return this;
+    }
+
+    /**
+     * @param maxNameLength longest lock name accepted, 1–65536
+     * @return this builder
+     */
+    public Builder maxNameLength(int maxNameLength) {
+      this.maxNameLength = maxNameLength;
+      return this;
+    }
+
+    /**
+     * @param options lease policy of {@link LockClient#lock(String)}
+     * @return this builder
+     */
+    public Builder defaultLockOptions(LockOptions options) {
+      this.defaultLockOptions = options;
+      return this;
+    }
+
+    /**
+     * @param factor fraction of each lease assumed lost to clock drift, in [0, 0.5)
+     * @param floor fixed drift allowance added to it, not negative
+     * @return this builder
+     */
+    public Builder clockDrift(double factor, Duration floor) {
+      this.driftFactor = factor;
+      this.driftFloor = floor;
+      return this;
+    }
+
+    /**
+     * @param ticker monotonic clock for validity; inject a manual one in tests
+     * @return this builder
+     */
+    public Builder ticker(Ticker ticker) {
+      this.ticker = ticker;
+      return this;
+    }
+
+    /**
+     * @return the options
+     * @throws NullPointerException if a reference option is null
+     * @throws IllegalArgumentException if a value is out of range, with the reason
+     */
+    public ClientOptions build() {
+      Objects.requireNonNull(namespace, "namespace");
+      Objects.requireNonNull(defaultLockOptions, "defaultLockOptions");
+      Objects.requireNonNull(driftFloor, "clockDrift floor");
+      Objects.requireNonNull(ticker, "ticker");
+      if (!NAMESPACE.matcher(namespace).matches()) {
+        throw new IllegalArgumentException(
+            "namespace must be 1-64 characters of [A-Za-z0-9._-], was '" + namespace + "'");
+      }
+      if (maxNameLength < 1 || maxNameLength > 65536) {
+        throw new IllegalArgumentException("maxNameLength must be in 1..65536, was " + maxNameLength);
+      }
+      if (!(driftFactor >= 0 && driftFactor < 0.5)) {
+        throw new IllegalArgumentException("clockDrift factor must be in [0, 0.5), was " + driftFactor);
+      }
+      if (driftFloor.isNegative()) {
+        throw new IllegalArgumentException("clockDrift floor must not be negative, was " + driftFloor);
+      }
+      Duration lease = defaultLockOptions.leaseTime();
+      if (new ClientOptions(this).driftFor(lease).compareTo(lease.dividedBy(2)) >= 0) {
+        throw new IllegalArgumentException(
+            "clock drift allowance leaves less than half of the default lease " + lease);
+      }
+      return new ClientOptions(this);
+    }
+  }
+}

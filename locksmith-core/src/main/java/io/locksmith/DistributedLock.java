@@ -1,0 +1,191 @@
+package io.locksmith;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A named exclusive lock shared by every process that uses the same backend and namespace, with two
+ * views over one implementation.
+ *
+ * <p><b>The {@link Lock} view</b> ({@link #lock()}, {@link #tryLock()}, {@link #unlock()}, …) is owned
+ * by the calling thread and re-entrant per thread: a thread that holds the lock may lock it again, the
+ * hold count goes up, the fencing token stays the same, and the lock is freed when the count returns
+ * to zero. {@link #unlock()} by a thread that does not hold it throws
+ * {@link IllegalMonitorStateException}. Code written against {@code Lock} works unchanged.
+ *
+ * <p><b>The lease view</b> ({@link #acquire()}, {@link #tryAcquire(Duration)},
+ * {@link #acquireAsync(Duration)}, …) returns a {@link Lease} that is the ownership itself: it may be
+ * released from any thread. Every lease-view acquisition is a new owner, so a second {@code acquire}
+ * waits for the first lease like any other contender — pass the lease around rather than acquiring
+ * again.
+ *
+ * <p><b>Waiting</b> is by notification where the backend has it (no busy polling), and every wait is
+ * bounded: a blocking call returns within its wait plus one backend command timeout.
+ *
+ * <p><b>Failure.</b> When the backend cannot be reached, acquisition fails with
+ * {@link BackendUnavailableException}; nothing is granted that the backend did not grant.
+ *
+ * <p>Instances are thread-safe and cheap; {@link LockClient#lock(String)} may be called for every use.
+ */
+public interface DistributedLock extends Lock {
+
+  /** @return the lock name, as given to {@link LockClient#lock(String)} */
+  String name();
+
+  /** @return the lease policy of this lock */
+  LockOptions options();
+
+  // ---------------------------------------------------------------- lease view
+
+  /**
+   * Waits as long as it takes for the lock and returns the lease.
+   *
+   * @return the lease, {@link LeaseState#HELD}
+   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws IllegalStateException if the client is closed
+   */
+  Lease acquire() throws InterruptedException;
+
+  /**
+   * Waits at most {@code wait} for the lock.
+   *
+   * @param wait how long to wait; {@link Duration#ZERO} tries once
+   * @return the lease, {@link LeaseState#HELD}
+   * @throws AcquireTimeoutException if another owner held the lock for the whole wait
+   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws NullPointerException if {@code wait} is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   * @throws IllegalStateException if the client is closed
+   */
+  Lease acquire(Duration wait) throws InterruptedException;
+
+  /**
+   * Tries once, without waiting.
+   *
+   * @return the lease, or empty if another owner holds the lock
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws IllegalStateException if the client is closed
+   */
+  Optional<Lease> tryAcquire();
+
+  /**
+   * Waits at most {@code wait} for the lock; not getting it is a result, not an exception.
+   *
+   * @param wait how long to wait; {@link Duration#ZERO} tries once
+   * @return the lease, or empty if another owner held the lock for the whole wait
+   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws NullPointerException if {@code wait} is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   * @throws IllegalStateException if the client is closed
+   */
+  Optional<Lease> tryAcquire(Duration wait) throws InterruptedException;
+
+  /**
+   * Asynchronous {@link #acquire(Duration)}: never blocks the caller. Cancelling the returned stage's
+   * {@code CompletableFuture} abandons the wait; a grant that races with the cancellation is released.
+   * Dependent stages may run on a backend I/O thread: move blocking work elsewhere with the
+   * {@code *Async(…, executor)} methods.
+   *
+   * @param wait how long to wait
+   * @return completes with the lease, or exceptionally with {@link AcquireTimeoutException},
+   *     {@link BackendUnavailableException} or {@link IllegalStateException} (client closed)
+   * @throws NullPointerException if {@code wait} is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   */
+  CompletionStage<Lease> acquireAsync(Duration wait);
+
+  /**
+   * Asynchronous {@link #tryAcquire(Duration)}, with the same cancellation and threading rules as
+   * {@link #acquireAsync(Duration)}.
+   *
+   * @param wait how long to wait
+   * @return completes with the lease or empty, or exceptionally with
+   *     {@link BackendUnavailableException} or {@link IllegalStateException} (client closed)
+   * @throws NullPointerException if {@code wait} is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   */
+  CompletionStage<Optional<Lease>> tryAcquireAsync(Duration wait);
+
+  // ---------------------------------------------------------------- Lock view
+
+  /**
+   * Acquires for the calling thread, waiting as long as it takes, ignoring interrupts (the interrupt
+   * status is restored on return). Re-entrant.
+   *
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   * @throws IllegalStateException if the client is closed
+   */
+  @Override
+  void lock();
+
+  /**
+   * As {@link #lock()}, but interruptible.
+   *
+   * @throws InterruptedException if interrupted while waiting; nothing is then held
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   */
+  @Override
+  void lockInterruptibly() throws InterruptedException;
+
+  /**
+   * Tries once for the calling thread. Re-entrant.
+   *
+   * @return whether the calling thread now holds the lock
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   */
+  @Override
+  boolean tryLock();
+
+  /**
+   * Waits at most the given time for the calling thread. Re-entrant.
+   *
+   * @return whether the calling thread now holds the lock
+   * @throws InterruptedException if interrupted while waiting; nothing is then held
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   * @throws IllegalArgumentException if {@code time} is negative
+   */
+  @Override
+  boolean tryLock(long time, TimeUnit unit) throws InterruptedException;
+
+  /**
+   * Drops one hold of the calling thread; the last one releases the lock.
+   *
+   * @throws IllegalMonitorStateException if the calling thread does not hold the lock
+   * @throws LeaseLostException if the hold had been lost before this call (the thread no longer holds
+   *     the lock afterwards)
+   * @throws BackendUnavailableException if the backend cannot be reached (the thread no longer holds
+   *     the lock afterwards; the server lets it expire)
+   */
+  @Override
+  void unlock();
+
+  /** @return whether the calling thread holds the lock (its lease is held or uncertain) */
+  boolean isHeldByCurrentThread();
+
+  /** @return the calling thread's hold count, 0 if it does not hold the lock */
+  int getHoldCount();
+
+  /** @return the calling thread's lease (for its fencing token and state), if it holds the lock */
+  Optional<Lease> currentThreadLease();
+
+  /**
+   * Not supported: a distributed lock has no distributed condition variables.
+   *
+   * @throws UnsupportedOperationException always
+   */
+  @Override
+  default Condition newCondition() {
+    throw new UnsupportedOperationException("distributed locks do not support conditions");
+  }
+}

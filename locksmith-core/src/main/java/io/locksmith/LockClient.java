@@ -1,0 +1,72 @@
+package io.locksmith;
+
+import java.util.Optional;
+
+/**
+ * One connection to a lock backend, handing out {@link DistributedLock}s by name. Create one per
+ * backend and share it: it is thread-safe and expensive (connections, a renewal scheduler and an event
+ * thread). Close it when done: pending acquisitions fail, held leases are released (best effort) and
+ * every thread it started ends.
+ *
+ * <p>Lock names are validated: non-null, not blank, at most {@link ClientOptions#maxNameLength()}
+ * characters. They are stored under the client's {@linkplain ClientOptions#namespace() namespace} and
+ * never reach the backend as code.
+ */
+public interface LockClient extends AutoCloseable {
+
+  /**
+   * @param name the lock name
+   * @return the exclusive re-entrant lock of that name with the client's default lease policy
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is blank or too long
+   * @throws IllegalStateException if the client is closed
+   */
+  DistributedLock lock(String name);
+
+  /**
+   * @param name the lock name
+   * @param options the lease policy of this lock object
+   * @return the exclusive re-entrant lock of that name
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code name} is blank or too long, or the lease time is not
+   *     longer than the client's clock-drift allowance for it
+   * @throws IllegalStateException if the client is closed
+   */
+  DistributedLock lock(String name, LockOptions options);
+
+  /** @return what this client's backend offers */
+  Capabilities capabilities();
+
+  /** @return the options this client was built with */
+  ClientOptions options();
+
+  /** @return this client's id, part of every owner id it writes to the backend */
+  String clientId();
+
+  /**
+   * Reads who holds a lock, for operators.
+   *
+   * @param name the lock name
+   * @return the holder, or empty if the lock is free
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is blank or too long
+   */
+  Optional<LockInfo> inspect(String name);
+
+  /**
+   * Deletes a lock whoever holds it, for operators clearing a lock a dead process left behind. The
+   * holder, if alive, finds its lease {@link LeaseState#LOST} at its next renewal; one waiter is woken.
+   *
+   * @param name the lock name
+   * @return whether a lock was deleted
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is blank or too long
+   */
+  boolean forceUnlock(String name);
+
+  /** Closes the client; idempotent. Never throws. */
+  @Override
+  void close();
+}

@@ -1,0 +1,140 @@
+package io.locksmith;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a lock's leases are kept: <em>watched</em> (the default: a lease of {@link #leaseTime()} renewed
+ * every third of it for as long as the holder holds it) or <em>fixed</em> (the lease simply expires
+ * after {@link #leaseTime()}; nothing renews it). Immutable and thread-safe.
+ *
+ * <p>A watched lease bounds how long a crashed holder blocks others (one lease time) without bounding
+ * how long a live holder may work. A fixed lease bounds both, which suits jobs that must never run
+ * longer than a known time.
+ */
+public final class LockOptions {
+  /** The default watched lease time, 30 seconds. */
+  public static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
+  /** The shortest lease accepted, 10 ms: shorter leases cannot survive one network round trip. */
+  public static final Duration MIN_LEASE_TIME = Duration.ofMillis(10);
+
+  private static final LockOptions DEFAULTS = new Builder().build();
+
+  private final Duration leaseTime;
+  private final boolean watched;
+
+  private LockOptions(Builder b) {
+    this.leaseTime = b.leaseTime;
+    this.watched = b.watched;
+  }
+
+  /** @return watched leases of {@link #DEFAULT_LEASE_TIME} */
+  public static LockOptions defaults() {
+    return DEFAULTS;
+  }
+
+  /**
+   * @param leaseTime the lease, renewed every third of it while held
+   * @return options for watched leases
+   * @throws NullPointerException if {@code leaseTime} is null
+   * @throws IllegalArgumentException if {@code leaseTime} is shorter than {@link #MIN_LEASE_TIME}
+   */
+  public static LockOptions watched(Duration leaseTime) {
+    return builder().watchedLease(leaseTime).build();
+  }
+
+  /**
+   * @param leaseTime the lease after which the lock expires unless released before
+   * @return options for fixed leases
+   * @throws NullPointerException if {@code leaseTime} is null
+   * @throws IllegalArgumentException if {@code leaseTime} is shorter than {@link #MIN_LEASE_TIME}
+   */
+  public static LockOptions fixed(Duration leaseTime) {
+    return builder().fixedLease(leaseTime).build();
+  }
+
+  /** @return a builder starting from the defaults */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** @return a builder starting from these options */
+  public Builder mutate() {
+    Builder b = new Builder();
+    b.leaseTime = leaseTime;
+    b.watched = watched;
+    return b;
+  }
+
+  /** @return the lease time */
+  public Duration leaseTime() {
+    return leaseTime;
+  }
+
+  /** @return whether leases are renewed while held */
+  public boolean watched() {
+    return watched;
+  }
+
+  /** @return the renewal period of a watched lease: a third of the lease time */
+  public Duration renewalInterval() {
+    return leaseTime.dividedBy(3);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof LockOptions other && other.leaseTime.equals(leaseTime) && other.watched == watched;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(leaseTime, watched);
+  }
+
+  @Override
+  public String toString() {
+    return (watched ? "watched " : "fixed ") + leaseTime;
+  }
+
+  /** Builds {@link LockOptions}; not thread-safe. */
+  public static final class Builder {
+    private Duration leaseTime = DEFAULT_LEASE_TIME;
+    private boolean watched = true;
+
+    private Builder() {}
+
+    /**
+     * @param leaseTime lease renewed every third of it while held
+     * @return this builder
+     */
+    public Builder watchedLease(Duration leaseTime) {
+      this.leaseTime = leaseTime;
+      this.watched = true;
+      return this;
+    }
+
+    /**
+     * @param leaseTime lease that expires unless released before
+     * @return this builder
+     */
+    public Builder fixedLease(Duration leaseTime) {
+      this.leaseTime = leaseTime;
+      this.watched = false;
+      return this;
+    }
+
+    /**
+     * @return the options
+     * @throws NullPointerException if the lease time is null
+     * @throws IllegalArgumentException if the lease time is shorter than {@link #MIN_LEASE_TIME}
+     */
+    public LockOptions build() {
+      Objects.requireNonNull(leaseTime, "leaseTime");
+      if (leaseTime.compareTo(MIN_LEASE_TIME) < 0) {
+        throw new IllegalArgumentException(
+            "leaseTime must be at least " + MIN_LEASE_TIME.toMillis() + " ms, was " + leaseTime);
+      }
+      return new LockOptions(this);
+    }
+  }
+}

@@ -1,0 +1,110 @@
+package io.locksmith.injvm;
+
+import io.locksmith.Capabilities;
+import io.locksmith.FencingGuarantee;
+import io.locksmith.LockInfo;
+import io.locksmith.LockKind;
+import io.locksmith.spi.AcquireMode;
+import io.locksmith.spi.AcquireReply;
+import io.locksmith.spi.BackendContext;
+import io.locksmith.spi.LockBackend;
+import io.locksmith.spi.RenewRequest;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/** One client's view of an {@link InJvmLockServer}. Operations complete before they return. */
+final class InJvmBackend implements LockBackend {
+  private static final Capabilities CAPABILITIES =
+      new Capabilities("in-jvm", EnumSet.of(LockKind.EXCLUSIVE), FencingGuarantee.STRICT, true);
+
+  private final InJvmLockServer server;
+  private volatile BackendContext context;
+
+  InJvmBackend(InJvmLockServer server) {
+    this.server = server;
+  }
+
+  @Override
+  public void open(BackendContext context) {
+    this.context = context;
+  }
+
+  @Override
+  public Capabilities capabilities() {
+    return CAPABILITIES;
+  }
+
+  /** Namespace and name, separated by a character names cannot contain. */
+  private String key(String name) {
+    return context.namespace() + '\u0000' + name;
+  }
+
+  private static void deliver(List<InJvmLockServer.Wake> wakes) {
+    wakes.forEach(InJvmLockServer.Wake::deliver);
+  }
+
+  @Override
+  public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
+      AcquireMode mode, String waiterId) {
+    return CompletableFuture.completedFuture(
+        server.acquire(key(name), owner, leaseMillis, mode, waiterId, context.wakeups()));
+  }
+
+  @Override
+  public CompletionStage<Integer> release(String name, String owner, boolean all) {
+    List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
+    int left = server.release(key(name), owner, all, wakes);
+    deliver(wakes);
+    return CompletableFuture.completedFuture(left);
+  }
+
+  @Override
+  public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
+    List<String> keys = new ArrayList<>();
+    List<String> owners = new ArrayList<>();
+    List<Long> leases = new ArrayList<>();
+    for (RenewRequest r : requests) {
+      keys.add(key(r.name()));
+      owners.add(r.owner());
+      leases.add(r.leaseMillis());
+    }
+    return CompletableFuture.completedFuture(server.renew(keys, owners, leases));
+  }
+
+  @Override
+  public void cancelWait(String name, String waiterId) {
+    server.cancelWait(key(name), waiterId);
+  }
+
+  @Override
+  public void passWakeup(String name) {
+    List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
+    server.passWakeup(key(name), wakes);
+    deliver(wakes);
+  }
+
+  @Override
+  public CompletionStage<Optional<LockInfo>> inspect(String name) {
+    return CompletableFuture.completedFuture(server.inspect(key(name), name));
+  }
+
+  @Override
+  public CompletionStage<Boolean> forceUnlock(String name) {
+    List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
+    boolean deleted = server.forceUnlock(key(name), wakes);
+    deliver(wakes);
+    return CompletableFuture.completedFuture(deleted);
+  }
+
+  @Override
+  public void close() {
+    BackendContext c = context;
+    if (c != null) {
+      server.dropWaiters(c.wakeups());
+    }
+  }
+}

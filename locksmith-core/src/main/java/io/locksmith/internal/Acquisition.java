@@ -1,0 +1,147 @@
+package io.locksmith.internal;
+
+import io.locksmith.LockOptions;
+import io.locksmith.spi.AcquireMode;
+import io.locksmith.spi.AcquireReply;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One attempt to acquire a lock within a wait, as a non-blocking state machine; the blocking methods
+ * of both lock views wait on its {@link #result}.
+ *
+ * <p>Each round sends one acquire that also registers this waiter with the backend, so a release that
+ * happens after the refusal wakes us (no window between "refused" and "subscribed": no lost wake-up).
+ * A round ends with the wake-up, or with a backstop timer at the holder's remaining lease (in case the
+ * wake-up is lost), or at the deadline, whichever comes first. A wake-up that arrives while a round is
+ * in flight is remembered and causes one more round at once.
+ */
+final class Acquisition {
+  private static final int WAITING = 0;
+  private static final int IN_FLIGHT = 1;
+  private static final int IN_FLIGHT_WOKEN = 2;
+
+  private final DefaultLockClient client;
+  private final String name;
+  private final LockOptions options;
+  private final String owner;
+  private final String waiterId;
+  private final long deadline;
+  private final DefaultLockClient.HoldKey holdKey;
+  private final AtomicInteger phase = new AtomicInteger(IN_FLIGHT);
+  private volatile ScheduledFuture<?> timer;
+
+  /** Completes with the lease, empty at the deadline, or exceptionally; may be cancelled. */
+  final CompletableFuture<Optional<DefaultLease>> result = new CompletableFuture<>();
+
+  Acquisition(DefaultLockClient client, String name, LockOptions options, String owner,
+      long waitNanos, DefaultLockClient.HoldKey holdKey) {
+    this.client = client;
+    this.name = name;
+    this.options = options;
+    this.owner = owner;
+    this.holdKey = holdKey;
+    this.waiterId = waitNanos > 0 ? client.newWaiterId() : null;
+    long now = System.nanoTime();
+    this.deadline = waitNanos == Long.MAX_VALUE || now + waitNanos < now ? Long.MAX_VALUE : now + waitNanos;
+  }
+
+  String waiterId() {
+    return waiterId;
+  }
+
+  void start() {
+    result.whenComplete((lease, failure) -> finish(lease));
+    send();
+  }
+
+  /** A wake-up or the backstop timer: start a round now, or right after the one in flight. */
+  void trigger() {
+    while (true) {
+      int p = phase.get();
+      if (result.isDone()) {
+        return;
+      }
+      if (p == WAITING) {
+        if (phase.compareAndSet(WAITING, IN_FLIGHT)) {
+          cancelTimer();
+          send();
+          return;
+        }
+      } else if (p == IN_FLIGHT) {
+        if (phase.compareAndSet(IN_FLIGHT, IN_FLIGHT_WOKEN)) {
+          return;
+        }
+      } else {
+        return;
+      }
+    }
+  }
+
+  private void send() {
+    if (result.isDone()) {
+      return;
+    }
+    long sentAt = client.ticker().nanoTime();
+    CompletionStage<AcquireReply> reply;
+    try {
+      reply = client.backend().acquire(name, owner, options.leaseTime().toMillis(), AcquireMode.NEW,
+          waiterId);
+    } catch (RuntimeException e) {
+      result.completeExceptionally(e);
+      return;
+    }
+    reply.whenComplete((r, failure) -> onReply(sentAt, r, failure));
+  }
+
+  private void onReply(long sentAt, AcquireReply reply, Throwable failure) {
+    if (failure != null) {
+      result.completeExceptionally(Futures.unwrap(failure));
+      return;
+    }
+    if (reply.granted()) {
+      DefaultLease lease = client.newLease(name, owner, options, reply, sentAt, holdKey);
+      if (!result.complete(Optional.of(lease))) {
+        client.giveBack(lease); // the caller gave up (interrupt, cancel, close) while this was in flight
+      }
+      return;
+    }
+    long remaining = deadline - System.nanoTime();
+    if (waiterId == null || remaining <= 0) {
+      result.complete(Optional.empty());
+      return;
+    }
+    if (phase.compareAndSet(IN_FLIGHT, WAITING)) {
+      long backstop = TimeUnit.MILLISECONDS.toNanos(Math.max(1, reply.retryAfterMillis()));
+      long delay = Math.min(backstop, remaining);
+      timer = client.schedule(this::trigger, delay);
+      if (result.isDone()) {
+        cancelTimer();
+      }
+    } else {
+      phase.set(IN_FLIGHT); // woken while in flight: the lock may be free now
+      send();
+    }
+  }
+
+  private void cancelTimer() {
+    ScheduledFuture<?> t = timer;
+    if (t != null) {
+      t.cancel(false);
+    }
+  }
+
+  private void finish(Optional<DefaultLease> lease) {
+    cancelTimer();
+    if (waiterId != null) {
+      client.waiterDone(waiterId);
+      if (lease == null || lease.isEmpty()) {
+        client.backend().cancelWait(name, waiterId);
+      }
+    }
+  }
+}

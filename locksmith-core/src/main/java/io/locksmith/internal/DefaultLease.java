@@ -1,0 +1,358 @@
+package io.locksmith.internal;
+
+import io.locksmith.BackendUnavailableException;
+import io.locksmith.Lease;
+import io.locksmith.LeaseListener;
+import io.locksmith.LeaseLostException;
+import io.locksmith.LeaseState;
+import io.locksmith.LockOptions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one lease implementation behind both lock views. State changes happen under {@code this}'s
+ * monitor; listeners are told afterwards, on the client's event thread.
+ *
+ * <p>Each lease has at most one pending timer: the next renewal for a watched lease, the end of its
+ * validity otherwise (or while renewals fail). Releasing cancels it, so released leases leave nothing
+ * behind in the scheduler.
+ */
+final class DefaultLease implements Lease {
+  private static final Logger log = LoggerFactory.getLogger(DefaultLease.class);
+  private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+  private final DefaultLockClient client;
+  private final String name;
+  private final String owner;
+  private final LockOptions options;
+  private final long leaseNanos;
+  private final long driftNanos;
+  private final long fencingToken;
+  private final List<LeaseListener> listeners = new CopyOnWriteArrayList<>();
+
+  // guarded by this
+  private LeaseState state = LeaseState.HELD;
+  private boolean releasing;
+  private boolean renewing;
+  private long validUntil;
+  private int holds;
+  private ScheduledFuture<?> timer;
+  private long renewDueAt; // System.nanoTime() of the next renewal
+  /** The thread-hold entry of the Lock view, or null for a lease-view lease. */
+  final DefaultLockClient.HoldKey holdKey;
+
+  DefaultLease(DefaultLockClient client, String name, String owner, LockOptions options,
+      long fencingToken, int holds, long sentAt, DefaultLockClient.HoldKey holdKey) {
+    this.client = client;
+    this.name = name;
+    this.owner = owner;
+    this.options = options;
+    this.leaseNanos = options.leaseTime().toNanos();
+    this.driftNanos = client.options().driftFor(options.leaseTime()).toNanos();
+    this.fencingToken = fencingToken;
+    this.holds = holds;
+    this.holdKey = holdKey;
+    this.validUntil = sentAt + leaseNanos - driftNanos;
+  }
+
+  /** Arms the first timer; called once the lease is published to its holder. */
+  synchronized void start() {
+    scheduleNext();
+  }
+
+  String owner() {
+    return owner;
+  }
+
+  LockOptions lockOptions() {
+    return options;
+  }
+
+  @Override
+  public String lockName() {
+    return name;
+  }
+
+  @Override
+  public long fencingToken() {
+    return fencingToken;
+  }
+
+  @Override
+  public LeaseState state() {
+    LeaseState s;
+    synchronized (this) {
+      s = state;
+      if (s.isFinal() || !validityElapsed()) {
+        return s;
+      }
+    }
+    expireIfDue();
+    synchronized (this) {
+      return state;
+    }
+  }
+
+  @Override
+  public synchronized Duration remainingValidity() {
+    if (state.isFinal()) {
+      return Duration.ZERO;
+    }
+    return Duration.ofNanos(Math.max(0, validUntil - client.ticker().nanoTime()));
+  }
+
+  @Override
+  public synchronized int holdCount() {
+    return state.isFinal() ? 0 : holds;
+  }
+
+  @Override
+  public Lease checkHeld() {
+    LeaseState s = state();
+    if (s != LeaseState.HELD) {
+      throw new LeaseLostException(name, "state is " + s);
+    }
+    return this;
+  }
+
+  @Override
+  public boolean release() {
+    return client.releaseLease(this);
+  }
+
+  @Override
+  public void close() {
+    if (!release()) {
+      log.warn("lease on lock '{}' (token {}) was lost before it was closed: work done under it may "
+          + "have overlapped with another holder", name, fencingToken);
+    }
+  }
+
+  @Override
+  public Lease addListener(LeaseListener listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
+    return this;
+  }
+
+  @Override
+  public Lease onLost(Runnable action) {
+    Objects.requireNonNull(action, "action");
+    boolean[] fired = new boolean[1];
+    LeaseListener l = (lease, from, to) -> {
+      if (to == LeaseState.LOST && !fired[0]) {
+        fired[0] = true;
+        action.run();
+      }
+    };
+    listeners.add(l);
+    if (state() == LeaseState.LOST) {
+      client.fire(() -> l.stateChanged(this, LeaseState.LOST, LeaseState.LOST));
+    }
+    return this;
+  }
+
+  @Override
+  public String toString() {
+    return "Lease[" + name + ", token=" + fencingToken + ", " + state() + ", holds=" + holdCount() + "]";
+  }
+
+  // ------------------------------------------------------------------ transitions
+
+  private boolean validityElapsed() {
+    return client.ticker().nanoTime() - validUntil >= 0;
+  }
+
+  /** Moves to {@code to} if not final; tells listeners outside the monitor. */
+  private void transition(LeaseState to, String why) {
+    LeaseState from;
+    synchronized (this) {
+      from = state;
+      if (from.isFinal() || from == to) {
+        return;
+      }
+      state = to;
+      if (to.isFinal()) {
+        cancelTimer();
+      }
+    }
+    if (to == LeaseState.LOST) {
+      log.warn("lease on lock '{}' (token {}) is lost: {}", name, fencingToken, why);
+      client.forget(this);
+    } else {
+      log.debug("lease on lock '{}' (token {}): {} -> {} ({})", name, fencingToken, from, to, why);
+    }
+    notifyListeners(from, to);
+  }
+
+  private void notifyListeners(LeaseState from, LeaseState to) {
+    for (LeaseListener l : listeners) {
+      client.fire(() -> l.stateChanged(this, from, to));
+    }
+  }
+
+  /** Validity ran out without a successful renewal. */
+  void expireIfDue() {
+    boolean due;
+    synchronized (this) {
+      due = !state.isFinal() && validityElapsed();
+    }
+    if (due) {
+      transition(LeaseState.LOST, "validity elapsed without a successful renewal");
+    }
+  }
+
+  /** The backend reported the owner gone (renewal refused, or re-entry/unlock found it gone). */
+  void markLost(String why) {
+    transition(LeaseState.LOST, why);
+  }
+
+  // ------------------------------------------------------------------ timers and renewal
+
+  /** Guarded by this. */
+  private void cancelTimer() {
+    if (timer != null) {
+      timer.cancel(false);
+      timer = null;
+    }
+  }
+
+  /** Guarded by this: arm the one timer for what comes next. */
+  private void scheduleNext() {
+    cancelTimer();
+    if (state.isFinal() || releasing) {
+      return;
+    }
+    long untilInvalid = validUntil - client.ticker().nanoTime();
+    long delay = untilInvalid;
+    if (options.watched()) {
+      long untilRenewal = renewDueAt == 0 ? leaseNanos / 3 : renewDueAt - System.nanoTime();
+      delay = Math.min(untilInvalid, untilRenewal);
+      renewDueAt = System.nanoTime() + Math.max(0, delay);
+    }
+    timer = client.schedule(this::onTimer, delay);
+  }
+
+  private void onTimer() {
+    expireIfDue();
+    if (options.watched()) {
+      client.renewer().renewDue(this);
+    }
+  }
+
+  /**
+   * Called by the renewer with its dispatch lock held: claim this lease for a renewal batch.
+   *
+   * @param now System.nanoTime()
+   * @return whether the lease should be renewed now: it is due within a ninth of its lease
+   */
+  synchronized boolean claimForRenewal(long now) {
+    if (state.isFinal() || releasing || renewing || !options.watched()) {
+      return false;
+    }
+    if (renewDueAt - now > leaseNanos / 9) {
+      return false;
+    }
+    renewing = true;
+    cancelTimer();
+    return true;
+  }
+
+  /** A renewal sent at {@code sentAt} (ticker time) came back. */
+  void onRenewalReply(long sentAt, boolean stillOwned, Throwable failure) {
+    if (failure == null && !stillOwned) {
+      synchronized (this) {
+        renewing = false;
+      }
+      markLost("the backend no longer has this owner's lock (expired, deleted or taken over)");
+      return;
+    }
+    LeaseState to;
+    synchronized (this) {
+      renewing = false;
+      if (state.isFinal() || releasing) {
+        return;
+      }
+      long now = System.nanoTime();
+      if (failure == null) {
+        validUntil = Math.max(validUntil, sentAt + leaseNanos - driftNanos);
+        renewDueAt = now + leaseNanos / 3;
+        to = LeaseState.HELD;
+      } else {
+        long untilInvalid = validUntil - client.ticker().nanoTime();
+        // retry well before the validity runs out, but without hammering a sick server
+        renewDueAt = now + Math.max(MIN_RETRY_NANOS, Math.min(leaseNanos / 6, untilInvalid / 3));
+        to = LeaseState.UNCERTAIN;
+      }
+      scheduleNext();
+    }
+    if (failure != null) {
+      log.debug("renewal of lock '{}' failed: {}", name, failure.toString());
+      transition(to, "renewal failed: " + failure.getMessage());
+    } else {
+      transition(to, "renewed");
+    }
+    expireIfDue();
+  }
+
+  // ------------------------------------------------------------------ release and re-entry
+
+  /**
+   * Stops renewal before a release is sent: the renewer's dispatch lock is held by the caller, so no
+   * renewal can be dispatched after this returns.
+   *
+   * @return the state before, or null if already releasing or final
+   */
+  synchronized LeaseState beginRelease() {
+    if (releasing || state.isFinal()) {
+      return state.isFinal() ? state : null;
+    }
+    releasing = true;
+    cancelTimer();
+    return state;
+  }
+
+  /** The release reached the backend: {@code ownedUntilRelease} says whether it was still ours. */
+  void finishRelease(boolean ownedUntilRelease) {
+    if (ownedUntilRelease) {
+      transition(LeaseState.RELEASED, "released");
+    } else {
+      transition(LeaseState.LOST, "found lost at release");
+    }
+  }
+
+  /** The release could not reach the backend; the server expires the lock by itself. */
+  void abandon() {
+    transition(LeaseState.RELEASED, "released locally; backend unreachable");
+  }
+
+  /** A re-entry sent at {@code sentAt} was granted: one more hold, validity restarted. */
+  synchronized void onReentered(long sentAt, int newHolds) {
+    holds = newHolds;
+    validUntil = Math.max(validUntil, sentAt + leaseNanos - driftNanos);
+    if (!options.watched()) {
+      scheduleNext();
+    }
+  }
+
+  /** Unlock of one hold that was not the last. */
+  synchronized void setHolds(int newHolds) {
+    holds = newHolds;
+  }
+
+  /** Locally drops one hold of a lease already lost; @return the holds left. */
+  synchronized int dropLocalHold() {
+    holds = Math.max(0, holds - 1);
+    return holds;
+  }
+
+  /** Makes the lease RELEASED once an abandoned acquisition's grant is given back. */
+  void releasedWithoutHolder() {
+    transition(LeaseState.RELEASED, "granted after its acquisition was abandoned; given back");
+  }
+}

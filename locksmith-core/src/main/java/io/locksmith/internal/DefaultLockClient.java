@@ -1,0 +1,409 @@
+package io.locksmith.internal;
+
+import io.locksmith.BackendUnavailableException;
+import io.locksmith.Capabilities;
+import io.locksmith.ClientOptions;
+import io.locksmith.DistributedLock;
+import io.locksmith.LeaseLostException;
+import io.locksmith.LeaseState;
+import io.locksmith.LockClient;
+import io.locksmith.LockInfo;
+import io.locksmith.LockOptions;
+import io.locksmith.Ticker;
+import io.locksmith.spi.AcquireMode;
+import io.locksmith.spi.AcquireReply;
+import io.locksmith.spi.BackendContext;
+import io.locksmith.spi.LockBackend;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Lock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link LockClient} every backend module wraps: it owns the client id, the one scheduler thread
+ * (renewals and wait timers), the one event thread (listeners), the table of waiting acquisitions that
+ * wake-ups are routed to, and the Lock view's per-thread holds.
+ */
+public final class DefaultLockClient implements LockClient {
+  private static final Logger log = LoggerFactory.getLogger(DefaultLockClient.class);
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  /** A Lock view hold: one lock name held by one thread. */
+  record HoldKey(String name, Thread thread) {}
+
+  private final LockBackend backend;
+  private final ClientOptions options;
+  private final String clientId;
+  private final ScheduledThreadPoolExecutor scheduler;
+  private final ExecutorService events;
+  private final Renewer renewer;
+  private final ConcurrentMap<String, Acquisition> waiters = new ConcurrentHashMap<>();
+  private final ConcurrentMap<HoldKey, DefaultLease> threadHolds = new ConcurrentHashMap<>();
+  private final Set<DefaultLease> live = ConcurrentHashMap.newKeySet();
+  private final AtomicLong sequence = new AtomicLong();
+  private volatile boolean closed;
+
+  /**
+   * Opens {@code backend} for a new client.
+   *
+   * @param backend the backend, not yet opened; the client owns and closes it
+   * @param options the shared client options
+   * @throws io.locksmith.BackendUnavailableException if the backend cannot be set up
+   */
+  public DefaultLockClient(LockBackend backend, ClientOptions options) {
+    this.backend = Objects.requireNonNull(backend, "backend");
+    this.options = Objects.requireNonNull(options, "options");
+    byte[] id = new byte[9];
+    RANDOM.nextBytes(id);
+    this.clientId = Base64.getUrlEncoder().withoutPadding().encodeToString(id);
+    this.scheduler = new ScheduledThreadPoolExecutor(1, daemon("locksmith-timer-" + clientId));
+    this.scheduler.setRemoveOnCancelPolicy(true);
+    this.events = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+        daemon("locksmith-events-" + clientId));
+    this.renewer = new Renewer(this, backend);
+    try {
+      backend.open(new BackendContext(clientId, options.namespace(), this::onWake));
+    } catch (RuntimeException e) {
+      shutdownThreads();
+      backend.close();
+      throw e;
+    }
+  }
+
+  private static ThreadFactory daemon(String name) {
+    return r -> {
+      Thread t = new Thread(r, name);
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  // ------------------------------------------------------------------ LockClient
+
+  @Override
+  public DistributedLock lock(String name) {
+    return lock(name, options.defaultLockOptions());
+  }
+
+  @Override
+  public DistributedLock lock(String name, LockOptions lockOptions) {
+    LockNames.validate(name, options.maxNameLength());
+    Objects.requireNonNull(lockOptions, "options");
+    if (options.driftFor(lockOptions.leaseTime()).compareTo(lockOptions.leaseTime()) >= 0) {
+      throw new IllegalArgumentException("lease time " + lockOptions.leaseTime()
+          + " is not longer than the clock-drift allowance for it");
+    }
+    ensureOpen();
+    return new DefaultDistributedLock(this, name, lockOptions);
+  }
+
+  @Override
+  public Capabilities capabilities() {
+    return backend.capabilities();
+  }
+
+  @Override
+  public ClientOptions options() {
+    return options;
+  }
+
+  @Override
+  public String clientId() {
+    return clientId;
+  }
+
+  @Override
+  public Optional<LockInfo> inspect(String name) {
+    LockNames.validate(name, options.maxNameLength());
+    ensureOpen();
+    return Futures.join(backend.inspect(name));
+  }
+
+  @Override
+  public boolean forceUnlock(String name) {
+    LockNames.validate(name, options.maxNameLength());
+    ensureOpen();
+    boolean deleted = Futures.join(backend.forceUnlock(name));
+    if (deleted) {
+      log.warn("lock '{}' was force-unlocked by an operator", name);
+    }
+    return deleted;
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    IllegalStateException closing = new IllegalStateException("lock client " + clientId + " is closed");
+    for (Acquisition waiting : new ArrayList<>(waiters.values())) {
+      waiting.result.completeExceptionally(closing);
+    }
+    for (DefaultLease lease : new ArrayList<>(live)) {
+      try {
+        releaseLease(lease);
+      } catch (RuntimeException e) {
+        log.debug("could not release lock '{}' while closing: {}", lease.lockName(), e.toString());
+      }
+    }
+    backend.close();
+    shutdownThreads();
+  }
+
+  private void shutdownThreads() {
+    scheduler.shutdownNow();
+    events.shutdown();
+    try {
+      if (!events.awaitTermination(2, TimeUnit.SECONDS)) {
+        events.shutdownNow();
+      }
+      scheduler.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      events.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "LockClient[" + backend.capabilities().backend() + ", id=" + clientId + "]";
+  }
+
+  // ------------------------------------------------------------------ machinery
+
+  void ensureOpen() {
+    if (closed) {
+      throw new IllegalStateException("lock client " + clientId + " is closed");
+    }
+  }
+
+  LockBackend backend() {
+    return backend;
+  }
+
+  Ticker ticker() {
+    return options.ticker();
+  }
+
+  Renewer renewer() {
+    return renewer;
+  }
+
+  /** Schedules on the client's timer thread; after close, returns a cancelled future instead. */
+  ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+    try {
+      return scheduler.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException closedMeanwhile) {
+      return new CancelledTimer();
+    }
+  }
+
+  /** Runs a listener call on the event thread. */
+  void fire(Runnable call) {
+    Runnable guarded = () -> {
+      try {
+        call.run();
+      } catch (RuntimeException e) {
+        log.warn("a lease listener threw; ignored", e);
+      }
+    };
+    try {
+      events.execute(guarded);
+    } catch (RejectedExecutionException closedMeanwhile) {
+      log.debug("client closed; lease event dropped");
+    }
+  }
+
+  String newOwnerId() {
+    return clientId + ":" + Long.toString(sequence.incrementAndGet(), 36);
+  }
+
+  String newWaiterId() {
+    return clientId + ":w" + Long.toString(sequence.incrementAndGet(), 36);
+  }
+
+  private void onWake(String name, String waiterId) {
+    Acquisition acquisition = waiters.get(waiterId);
+    if (acquisition != null) {
+      acquisition.trigger();
+    } else if (!closed) {
+      backend.passWakeup(name); // the waiter gave up: hand the wake-up to the next one
+    }
+  }
+
+  void waiterDone(String waiterId) {
+    waiters.remove(waiterId);
+  }
+
+  /**
+   * Starts an acquisition.
+   *
+   * @param holdKey the Lock view's thread hold, or null for the lease view
+   */
+  Acquisition startAcquisition(String name, LockOptions lockOptions, long waitNanos, HoldKey holdKey) {
+    ensureOpen();
+    Acquisition acquisition = new Acquisition(this, name, lockOptions, newOwnerId(), waitNanos, holdKey);
+    if (acquisition.waiterId() != null) {
+      waiters.put(acquisition.waiterId(), acquisition);
+      if (closed) {
+        waiters.remove(acquisition.waiterId());
+        throw new IllegalStateException("lock client " + clientId + " is closed");
+      }
+    }
+    acquisition.start();
+    return acquisition;
+  }
+
+  DefaultLease newLease(String name, String owner, LockOptions lockOptions, AcquireReply reply,
+      long sentAt, HoldKey holdKey) {
+    DefaultLease lease = new DefaultLease(this, name, owner, lockOptions, reply.fencingToken(),
+        reply.holdCount(), sentAt, holdKey);
+    live.add(lease);
+    if (lockOptions.watched()) {
+      renewer.add(lease);
+    }
+    lease.start();
+    return lease;
+  }
+
+  /** Drops every reference the client keeps to a lease that ended. */
+  void forget(DefaultLease lease) {
+    live.remove(lease);
+    renewer.remove(lease);
+    if (lease.holdKey != null) {
+      threadHolds.remove(lease.holdKey, lease);
+    }
+  }
+
+  /** Releases a grant nobody is waiting for any more; never throws. */
+  void giveBack(DefaultLease lease) {
+    try {
+      releaseLease(lease);
+      lease.releasedWithoutHolder();
+    } catch (RuntimeException e) {
+      log.debug("could not give back lock '{}': {}", lease.lockName(), e.toString());
+    }
+  }
+
+  /** Releases every hold of a lease; see {@link io.locksmith.Lease#release()}. */
+  boolean releaseLease(DefaultLease lease) {
+    LeaseState before;
+    Lock gate = renewer.releaseGate();
+    gate.lock();
+    try {
+      before = lease.beginRelease();
+    } finally {
+      gate.unlock();
+    }
+    if (before == null || before == LeaseState.RELEASED) {
+      return false;
+    }
+    forget(lease);
+    if (before == LeaseState.LOST) {
+      // validity elapsed locally; the server may still keep it a little longer: clean up quietly
+      backend.release(lease.lockName(), lease.owner(), true);
+      return false;
+    }
+    int left;
+    try {
+      left = Futures.join(backend.release(lease.lockName(), lease.owner(), true));
+    } catch (BackendUnavailableException e) {
+      lease.abandon();
+      throw e;
+    }
+    lease.finishRelease(left >= 0);
+    return left >= 0;
+  }
+
+  // ------------------------------------------------------------------ Lock view
+
+  DefaultLease threadLease(String name) {
+    return threadHolds.get(new HoldKey(name, Thread.currentThread()));
+  }
+
+  /** Re-entry of the calling thread's hold: one round trip that never mints a new grant. */
+  void reenter(DefaultLease lease) {
+    if (lease.state() == LeaseState.LOST) {
+      throw new LeaseLostException(lease.lockName(), "this thread's hold was lost; unlock and lock again");
+    }
+    long sentAt = ticker().nanoTime();
+    AcquireReply reply = Futures.join(backend.acquire(lease.lockName(), lease.owner(),
+        lease.lockOptions().leaseTime().toMillis(), AcquireMode.REENTER, null));
+    if (!reply.granted()) {
+      lease.markLost("re-entry found the lock no longer held by this owner");
+      throw new LeaseLostException(lease.lockName(), "this thread's hold was lost; unlock and lock again");
+    }
+    lease.onReentered(sentAt, reply.holdCount());
+  }
+
+  void registerThreadHold(DefaultLease lease) {
+    threadHolds.put(lease.holdKey, lease);
+  }
+
+  /** Drops one hold of the calling thread's lease. */
+  void unlockOne(DefaultLease lease) {
+    if (lease.state() == LeaseState.LOST) {
+      if (lease.dropLocalHold() == 0) {
+        forget(lease);
+        backend.release(lease.lockName(), lease.owner(), true);
+      }
+      throw new LeaseLostException(lease.lockName(), "it was lost while this thread held it");
+    }
+    if (lease.holdCount() <= 1) {
+      if (!releaseLease(lease)) {
+        throw new LeaseLostException(lease.lockName(), "it was lost while this thread held it");
+      }
+      return;
+    }
+    int left;
+    try {
+      left = Futures.join(backend.release(lease.lockName(), lease.owner(), false));
+    } catch (BackendUnavailableException e) {
+      lease.dropLocalHold();
+      throw e;
+    }
+    if (left < 0) {
+      lease.markLost("unlock found the lock no longer held by this owner");
+      lease.dropLocalHold();
+      throw new LeaseLostException(lease.lockName(), "it was lost while this thread held it");
+    }
+    lease.setHolds(left);
+  }
+
+  /** A timer that was never scheduled because the client closed. */
+  private static final class CancelledTimer extends CompletableFuture<Object>
+      implements ScheduledFuture<Object> {
+    CancelledTimer() {
+      cancel(false);
+    }
+
+    @Override
+    public long getDelay(TimeUnit unit) {
+      return 0;
+    }
+
+    @Override
+    public int compareTo(java.util.concurrent.Delayed o) {
+      return 0;
+    }
+  }
+}

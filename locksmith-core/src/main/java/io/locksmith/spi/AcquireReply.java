@@ -1,0 +1,38 @@
+package io.locksmith.spi;
+
+/**
+ * Outcome of one acquire attempt. Immutable.
+ *
+ * @param granted whether {@code owner} now holds the lock
+ * @param fencingToken the grant's token when granted
+ * @param holdCount the owner's hold count when granted
+ * @param retryAfterMillis when not granted: how long before trying again is worthwhile even without a
+ *     wake-up (the holder's remaining lease, capped by the backend); the core's backstop against a lost
+ *     notification
+ * @param lost in {@link AcquireMode#REENTER} mode: the owner's hold is gone
+ */
+public record AcquireReply(boolean granted, long fencingToken, int holdCount, long retryAfterMillis,
+    boolean lost) {
+
+  /**
+   * @param token the fencing token
+   * @param holdCount the hold count
+   * @return a grant
+   */
+  public static AcquireReply granted(long token, int holdCount) {
+    return new AcquireReply(true, token, holdCount, 0, false);
+  }
+
+  /**
+   * @param retryAfterMillis backstop delay before the next attempt
+   * @return a refusal because another owner holds the lock
+   */
+  public static AcquireReply busy(long retryAfterMillis) {
+    return new AcquireReply(false, 0, 0, retryAfterMillis, false);
+  }
+
+  /** @return the reply to a re-entry whose hold is gone */
+  public static AcquireReply lostHold() {
+    return new AcquireReply(false, 0, 0, 0, true);
+  }
+}

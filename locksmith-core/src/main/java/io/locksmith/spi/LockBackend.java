@@ -1,0 +1,98 @@
+package io.locksmith.spi;
+
+import io.locksmith.Capabilities;
+import io.locksmith.LockInfo;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A lock backend's primitive operations. Each returns a stage that completes (on any thread) within
+ * the backend's command timeout; failures to reach the server complete it exceptionally with
+ * {@link io.locksmith.BackendUnavailableException}, other backend errors with
+ * {@link io.locksmith.LockException}. Methods must not block the caller. Implementations are
+ * thread-safe.
+ *
+ * <p>Names passed in are validated lock names without namespace; the backend applies
+ * {@link BackendContext#namespace()}. Owner ids are opaque strings minted by the core, unique per lease.
+ */
+public interface LockBackend extends AutoCloseable {
+
+  /**
+   * Called once, before any other method, with what the backend needs from its client.
+   *
+   * @param context the client's id, namespace and wake-up sink
+   * @throws io.locksmith.BackendUnavailableException if the backend cannot be set up
+   */
+  void open(BackendContext context);
+
+  /** @return what this backend offers */
+  Capabilities capabilities();
+
+  /**
+   * One atomic attempt to grant {@code name} to {@code owner}.
+   *
+   * @param name the lock name
+   * @param owner the lease's owner id
+   * @param leaseMillis the lease time to set
+   * @param mode whether this is a fresh acquisition or a re-entry of a hold the owner believes it has
+   * @param waiterId when not null and the lock is held by another owner, register this waiter so that a
+   *     release wakes it through {@link WakeupSink#wake(String, String)}
+   * @return the outcome
+   */
+  CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis, AcquireMode mode,
+      String waiterId);
+
+  /**
+   * Drops one hold, or all holds, of {@code owner}, only if it owns the lock; freeing the lock wakes
+   * one registered waiter.
+   *
+   * @param name the lock name
+   * @param owner the lease's owner id
+   * @param all whether to drop every hold
+   * @return the hold count left (0 = freed), or {@code -1} if {@code owner} did not own the lock
+   */
+  CompletionStage<Integer> release(String name, String owner, boolean all);
+
+  /**
+   * Extends several leases in as few round trips as the backend allows, each only if still owned.
+   *
+   * @param requests the leases to extend
+   * @return one boolean per request, in order: whether it was still owned and is now extended
+   */
+  CompletionStage<List<Boolean>> renew(List<RenewRequest> requests);
+
+  /**
+   * Removes a registered waiter that gives up. Best effort; a missed removal costs one wasted wake-up,
+   * which the core passes on with {@link #passWakeup(String)}.
+   *
+   * @param name the lock name
+   * @param waiterId the waiter
+   */
+  void cancelWait(String name, String waiterId);
+
+  /**
+   * A wake-up reached a waiter that is gone: if the lock is free, wake the next registered waiter.
+   *
+   * @param name the lock name
+   */
+  void passWakeup(String name);
+
+  /**
+   * @param name the lock name
+   * @return the holder, or empty if the lock is free
+   */
+  CompletionStage<Optional<LockInfo>> inspect(String name);
+
+  /**
+   * Deletes the lock whoever holds it and wakes one waiter.
+   *
+   * @param name the lock name
+   * @return whether a lock was deleted
+   */
+  CompletionStage<Boolean> forceUnlock(String name);
+
+  /** Releases the backend's connections and threads; idempotent, never throws. */
+  @Override
+  void close();
+}

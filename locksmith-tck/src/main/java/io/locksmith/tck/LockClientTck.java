@@ -1,0 +1,492 @@
+package io.locksmith.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.locksmith.AcquireTimeoutException;
+import io.locksmith.ClientOptions;
+import io.locksmith.DistributedLock;
+import io.locksmith.Lease;
+import io.locksmith.LeaseLostException;
+import io.locksmith.LeaseState;
+import io.locksmith.LockClient;
+import io.locksmith.LockOptions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The contract every Locksmith backend honours. A backend's test extends this class and implements
+ * {@link #newClient()}; every case then runs against real instances of that backend.
+ *
+ * <pre>{@code
+ * class RedisLockTckTest extends LockClientTck {
+ *   @RegisterExtension static final RedisServerExtension REDIS = new RedisServerExtension();
+ *   @Override protected LockClient newClient() { return RedisLockClient.create(REDIS.server().uri()); }
+ * }
+ * }</pre>
+ *
+ * <p>Contention cases use two client objects, i.e. separate connections, not only threads of one
+ * client. Nothing here sleeps to synchronise: waits are the behaviour under test (a contender's
+ * bounded {@code tryAcquire}), latches, or polls with a deadline.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class LockClientTck {
+  /** A short watched lease so that renewal and loss are seen quickly. */
+  protected static final Duration SHORT_LEASE = Duration.ofMillis(300);
+
+  private final List<LockClient> clients = new ArrayList<>();
+  private String lockName;
+
+  /**
+   * @return a new client of the backend under test, with its own connections; the TCK closes it
+   */
+  protected abstract LockClient newClient();
+
+  /** @return a client the TCK closes after the test */
+  protected final LockClient client() {
+    LockClient c = newClient();
+    clients.add(c);
+    return c;
+  }
+
+  /** @return a lock name unique to the running test */
+  protected final String name() {
+    return lockName;
+  }
+
+  @BeforeEach
+  void nameLock(TestInfo info) {
+    lockName = "tck/" + info.getTestMethod().map(m -> m.getName()).orElse("test") + "/"
+        + Long.toHexString(System.nanoTime());
+  }
+
+  @AfterEach
+  void closeClients() {
+    for (LockClient c : clients) {
+      c.close();
+    }
+    clients.clear();
+  }
+
+  /** Polls {@code condition} until it holds or {@code within} elapses. */
+  protected static boolean eventually(Duration within, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (condition.getAsBoolean()) {
+        return true;
+      }
+      Thread.sleep(5); // polling interval of an assertion, not synchronisation
+    }
+    return condition.getAsBoolean();
+  }
+
+  // ------------------------------------------------------------------ exclusion
+
+  @Test
+  void mutualExclusionAcrossTwoClientsKeepsACounterExact() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    int threadsPerClient = 4;
+    int rounds = 40;
+    AtomicInteger inside = new AtomicInteger();
+    AtomicInteger maxInside = new AtomicInteger();
+    int[] counter = new int[1];
+    List<Thread> threads = new ArrayList<>();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    for (int t = 0; t < threadsPerClient * 2; t++) {
+      LockClient c = t % 2 == 0 ? a : b;
+      boolean leaseView = t % 4 < 2;
+      threads.add(new Thread(() -> {
+        try {
+          DistributedLock lock = c.lock(name());
+          for (int i = 0; i < rounds; i++) {
+            Lease lease = null;
+            if (leaseView) {
+              lease = lock.acquire(Duration.ofSeconds(30));
+            } else {
+              lock.lock();
+            }
+            try {
+              maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+              int read = counter[0];
+              Thread.yield(); // widen the read-modify-write window
+              counter[0] = read + 1;
+              inside.decrementAndGet();
+            } finally {
+              if (leaseView) {
+                lease.release();
+              } else {
+                lock.unlock();
+              }
+            }
+          }
+        } catch (Throwable e) {
+          failure.compareAndSet(null, e);
+        }
+      }, "tck-contender-" + t));
+    }
+    threads.forEach(Thread::start);
+    for (Thread t : threads) {
+      t.join();
+    }
+    assertThat(failure.get()).isNull();
+    assertThat(maxInside.get()).as("holders at the same time").isEqualTo(1);
+    synchronized (counter) {
+      assertThat(counter[0]).as("lost updates").isEqualTo(threadsPerClient * 2 * rounds);
+    }
+  }
+
+  @Test
+  void tryAcquireWithoutWaitFailsOnAHeldLock() {
+    LockClient a = client();
+    LockClient b = client();
+    try (Lease held = a.lock(name()).tryAcquire().orElseThrow()) {
+      assertThat(held.isHeld()).isTrue();
+      assertThat(b.lock(name()).tryAcquire()).isEmpty();
+      assertThat(b.lock(name()).tryLock()).isFalse();
+      assertThat(b.lock(name()).isHeldByCurrentThread()).isFalse();
+    }
+    assertThat(b.lock(name()).tryAcquire()).isPresent();
+  }
+
+  @Test
+  void tryAcquireHonoursItsWait() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    Lease held = a.lock(name()).acquire();
+    Duration wait = Duration.ofMillis(400);
+    long start = System.nanoTime();
+    Optional<Lease> none = b.lock(name()).tryAcquire(wait);
+    long elapsed = System.nanoTime() - start;
+    assertThat(none).isEmpty();
+    assertThat(elapsed).isGreaterThanOrEqualTo(wait.toNanos());
+    assertThat(elapsed).isLessThan(wait.plusSeconds(3).toNanos());
+    assertThatThrownBy(() -> b.lock(name()).acquire(wait))
+        .isInstanceOf(AcquireTimeoutException.class)
+        .hasMessageContaining(name());
+    assertThat(b.lock(name()).tryLock(100, TimeUnit.MILLISECONDS)).isFalse();
+    assertThat(held.release()).isTrue();
+  }
+
+  // ------------------------------------------------------------------ re-entrancy and ownership
+
+  @Test
+  void lockViewIsReentrantWithTheSameToken() {
+    LockClient a = client();
+    LockClient b = client();
+    DistributedLock lock = a.lock(name());
+    lock.lock();
+    long token = lock.currentThreadLease().orElseThrow().fencingToken();
+    assertThat(lock.tryLock()).isTrue();
+    lock.lock();
+    assertThat(lock.getHoldCount()).isEqualTo(3);
+    assertThat(lock.currentThreadLease().orElseThrow().fencingToken()).isEqualTo(token);
+    assertThat(lock.currentThreadLease().orElseThrow().holdCount()).isEqualTo(3);
+    lock.unlock();
+    lock.unlock();
+    assertThat(lock.getHoldCount()).isEqualTo(1);
+    assertThat(b.lock(name()).tryAcquire()).as("still held after inner unlocks").isEmpty();
+    lock.unlock();
+    assertThat(lock.isHeldByCurrentThread()).isFalse();
+    assertThat(lock.getHoldCount()).isZero();
+    assertThat(b.lock(name()).tryAcquire()).as("free after the last unlock").isPresent();
+  }
+
+  @Test
+  void unlockByANonOwnerThrowsIllegalMonitorState() throws Exception {
+    LockClient a = client();
+    DistributedLock lock = a.lock(name());
+    assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
+    lock.lock();
+    AtomicReference<Throwable> fromOther = new AtomicReference<>();
+    Thread other = new Thread(() -> {
+      try {
+        a.lock(name()).unlock();
+      } catch (Throwable e) {
+        fromOther.set(e);
+      }
+    });
+    other.start();
+    other.join();
+    assertThat(fromOther.get()).isInstanceOf(IllegalMonitorStateException.class);
+    assertThat(lock.isHeldByCurrentThread()).isTrue();
+    lock.unlock();
+  }
+
+  @Test
+  void aLeaseCanBeReleasedFromAnotherThread() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    Lease lease = a.lock(name()).acquire();
+    CompletableFuture<Boolean> released = CompletableFuture.supplyAsync(lease::release,
+        r -> new Thread(r, "tck-other-thread").start());
+    assertThat(released.get(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(lease.state()).isEqualTo(LeaseState.RELEASED);
+    assertThat(b.lock(name()).tryAcquire()).isPresent();
+  }
+
+  @Test
+  void leaseViewAcquisitionsAreSeparateOwners() {
+    LockClient a = client();
+    DistributedLock lock = a.lock(name());
+    try (Lease first = lock.tryAcquire().orElseThrow()) {
+      assertThat(lock.tryAcquire()).as("a second lease-view acquisition is another owner").isEmpty();
+      assertThat(first.holdCount()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void releasingTwiceIsANoOp() {
+    LockClient a = client();
+    Lease lease = a.lock(name()).tryAcquire().orElseThrow();
+    assertThat(lease.release()).isTrue();
+    assertThat(lease.release()).isFalse();
+    lease.close();
+    assertThat(lease.state()).isEqualTo(LeaseState.RELEASED);
+    assertThat(lease.remainingValidity()).isEqualTo(Duration.ZERO);
+    assertThatThrownBy(lease::checkHeld).isInstanceOf(LeaseLostException.class);
+  }
+
+  @Test
+  void aLeaseDescribesItself() {
+    LockClient a = client();
+    Duration leaseTime = Duration.ofSeconds(20);
+    try (Lease lease = a.lock(name(), LockOptions.fixed(leaseTime)).tryAcquire().orElseThrow()) {
+      assertThat(lease.lockName()).isEqualTo(name());
+      assertThat(lease.state()).isEqualTo(LeaseState.HELD);
+      assertThat(lease.holdCount()).isEqualTo(1);
+      assertThat(lease.remainingValidity()).isPositive().isLessThan(leaseTime);
+      assertThat(lease.checkHeld()).isSameAs(lease);
+      assertThat(a.inspect(name())).hasValueSatisfying(info -> {
+        assertThat(info.fencingToken()).isEqualTo(lease.fencingToken());
+        assertThat(info.holdCount()).isEqualTo(1);
+        assertThat(info.remainingTtl()).isPositive().isLessThanOrEqualTo(leaseTime);
+      });
+    }
+    assertThat(a.inspect(name())).isEmpty();
+  }
+
+  // ------------------------------------------------------------------ leases in time
+
+  @Test
+  void aFixedLeaseExpiresAndFreesTheLockForAnotherClient() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    Lease fixed = a.lock(name(), LockOptions.fixed(SHORT_LEASE)).acquire();
+    long start = System.nanoTime();
+    Lease next = b.lock(name()).acquire(Duration.ofSeconds(10));
+    long waited = System.nanoTime() - start;
+    assertThat(waited).as("taken over only after the lease ran out")
+        .isGreaterThan(SHORT_LEASE.toNanos() / 2);
+    assertThat(next.fencingToken()).isGreaterThan(fixed.fencingToken());
+    assertThat(fixed.state()).isEqualTo(LeaseState.LOST);
+    assertThat(fixed.release()).as("release of a lost lease reports the loss").isFalse();
+    assertThat(next.isHeld()).as("releasing the lost lease did not touch the new holder's lock").isTrue();
+    next.release();
+  }
+
+  @Test
+  void aWatchedLeaseOutlivesSeveralLeaseTimes() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    Lease watched = a.lock(name(), LockOptions.watched(SHORT_LEASE)).acquire();
+    // the contender's bounded wait spans four lease times: renewal must keep the lock ours throughout
+    assertThat(b.lock(name()).tryAcquire(SHORT_LEASE.multipliedBy(4))).isEmpty();
+    assertThat(watched.state()).isEqualTo(LeaseState.HELD);
+    assertThat(watched.remainingValidity()).isPositive();
+    assertThat(watched.release()).isTrue();
+  }
+
+  @Test
+  void forceUnlockMakesTheHolderLoseItsLeaseAndItsListenerFire() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    Lease lease = a.lock(name(), LockOptions.watched(SHORT_LEASE)).acquire();
+    CountDownLatch lost = new CountDownLatch(1);
+    AtomicReference<String> listenerThread = new AtomicReference<>();
+    List<LeaseState> seen = new ArrayList<>();
+    lease.addListener((l, from, to) -> {
+      synchronized (seen) {
+        seen.add(to);
+      }
+    });
+    lease.onLost(() -> {
+      listenerThread.set(Thread.currentThread().getName());
+      lost.countDown();
+    });
+    assertThat(b.forceUnlock(name())).isTrue();
+    assertThat(lost.await(10, TimeUnit.SECONDS)).as("onLost fired").isTrue();
+    assertThat(lease.state()).isEqualTo(LeaseState.LOST);
+    assertThat(listenerThread.get()).startsWith("locksmith-events-");
+    assertThat(eventually(Duration.ofSeconds(5), () -> {
+      synchronized (seen) {
+        return seen.contains(LeaseState.LOST);
+      }
+    })).isTrue();
+    Lease taken = b.lock(name()).tryAcquire().orElseThrow();
+    assertThat(lease.release()).isFalse();
+    assertThat(taken.isHeld()).isTrue();
+    assertThat(b.forceUnlock(name() + "/never-held")).isFalse();
+    taken.release();
+  }
+
+  @Test
+  void fencingTokensStrictlyIncreaseOverSuccessiveGrants() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    long previous = Long.MIN_VALUE;
+    for (int i = 0; i < 30; i++) {
+      LockClient c = i % 2 == 0 ? a : b;
+      Lease lease = c.lock(name()).acquire(Duration.ofSeconds(10));
+      assertThat(lease.fencingToken()).isGreaterThan(previous);
+      previous = lease.fencingToken();
+      lease.release();
+    }
+  }
+
+  // ------------------------------------------------------------------ waiting
+
+  @Test
+  void aWaiterInAnotherClientIsWokenByTheRelease() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    Lease held = a.lock(name(), LockOptions.watched(Duration.ofSeconds(30))).acquire();
+    CompletableFuture<Lease> waiting = b.lock(name()).acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+    assertThat(waiting).isNotDone();
+    held.release();
+    // far less than the 30 s lease: the waiter was notified, not left to the lease running out
+    Lease next = waiting.get(5, TimeUnit.SECONDS);
+    assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+    next.release();
+  }
+
+  @Test
+  void interruptWhileWaitingThrowsAndLeavesNothingBehind() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    LockClient c = client();
+    Lease held = a.lock(name()).acquire();
+    AtomicReference<Throwable> outcome = new AtomicReference<>();
+    AtomicReference<Boolean> heldAfter = new AtomicReference<>();
+    Thread waiter = new Thread(() -> {
+      DistributedLock lock = b.lock(name());
+      try {
+        lock.lockInterruptibly();
+        outcome.set(new AssertionError("lock granted while held elsewhere"));
+      } catch (Throwable e) {
+        outcome.set(e);
+      }
+      heldAfter.set(lock.isHeldByCurrentThread());
+    });
+    Thread leaseWaiter = new Thread(() -> {
+      try {
+        b.lock(name()).acquire();
+      } catch (Throwable e) {
+        outcome.compareAndSet(null, e);
+      }
+    });
+    waiter.start();
+    leaseWaiter.start();
+    assertThat(eventually(Duration.ofSeconds(5), () -> waiter.getState() == Thread.State.WAITING
+        && leaseWaiter.getState() == Thread.State.WAITING)).isTrue();
+    waiter.interrupt();
+    waiter.join(10_000);
+    leaseWaiter.interrupt();
+    leaseWaiter.join(10_000);
+    assertThat(waiter.isAlive()).isFalse();
+    assertThat(leaseWaiter.isAlive()).isFalse();
+    assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
+    assertThat(heldAfter.get()).isFalse();
+    held.release();
+    // no hold leaked by the interrupted waiters: a third client gets the lock at once
+    Lease third = c.lock(name()).acquire(Duration.ofSeconds(5));
+    assertThat(third.isHeld()).isTrue();
+    third.release();
+    assertThat(eventually(Duration.ofSeconds(5),
+        () -> c.inspect(name()).isEmpty())).as("nothing left on the backend").isTrue();
+  }
+
+  // ------------------------------------------------------------------ async view
+
+  @Test
+  void theAsyncViewMatchesTheBlockingOne() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    Lease lease = a.lock(name()).acquireAsync(Duration.ZERO).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertThat(lease.isHeld()).isTrue();
+    Optional<Lease> none = b.lock(name()).tryAcquireAsync(Duration.ofMillis(200))
+        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertThat(none).isEmpty();
+    CompletableFuture<Lease> timeout = b.lock(name()).acquireAsync(Duration.ofMillis(200)).toCompletableFuture();
+    assertThatThrownBy(() -> timeout.get(10, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(AcquireTimeoutException.class);
+    CompletableFuture<Lease> cancelled = b.lock(name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
+    assertThat(cancelled.cancel(false)).isTrue();
+    CompletableFuture<Lease> later = b.lock(name()).acquireAsync(Duration.ofSeconds(10)).toCompletableFuture();
+    assertThat(later).isNotDone();
+    lease.release();
+    Lease next = later.get(10, TimeUnit.SECONDS);
+    assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+    assertThatThrownBy(() -> cancelled.get(1, TimeUnit.SECONDS)).isNotInstanceOf(TimeoutException.class);
+    next.release();
+    assertThat(eventually(Duration.ofSeconds(5), () -> b.inspect(name()).isEmpty()))
+        .as("the cancelled acquisition left no hold behind").isTrue();
+  }
+
+  // ------------------------------------------------------------------ bad input
+
+  @Test
+  void badInputIsRejectedWithDocumentedExceptions() {
+    LockClient a = client();
+    int max = a.options().maxNameLength();
+    assertThatThrownBy(() -> a.lock(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> a.lock("")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> a.lock("   ")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> a.lock("x".repeat(max + 1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(String.valueOf(max));
+    assertThat(a.lock("x".repeat(max)).name()).hasSize(max);
+    assertThatThrownBy(() -> a.lock(name(), null)).isInstanceOf(NullPointerException.class);
+    DistributedLock lock = a.lock(name());
+    assertThatThrownBy(() -> lock.acquire(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> lock.tryAcquire(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> lock.acquireAsync(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> lock.acquire(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> lock.tryLock(-1, TimeUnit.MILLISECONDS)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> LockOptions.fixed(Duration.ofMillis(-5))).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> LockOptions.watched(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> ClientOptions.builder().namespace("bad namespace").build())
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(lock::newCondition).isInstanceOf(UnsupportedOperationException.class);
+    assertThatThrownBy(() -> a.inspect(" ")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void aClosedClientRefusesWorkAndEndsItsWaiters() throws Exception {
+    LockClient a = client();
+    LockClient b = newClient();
+    Lease held = a.lock(name()).acquire();
+    CompletableFuture<Lease> waiting = b.lock(name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
+    b.close();
+    assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS))
+        .hasCauseInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> b.lock(name())).isInstanceOf(IllegalStateException.class);
+    b.close(); // idempotent
+    held.release();
+  }
+}
