@@ -90,8 +90,8 @@ public interface DistributedLock extends Lock {
   /**
    * Asynchronous {@link #acquire(Duration)}: never blocks the caller. Cancelling the returned stage's
    * {@code CompletableFuture} abandons the wait; a grant that races with the cancellation is released.
-   * Dependent stages may run on a backend I/O thread: move blocking work elsewhere with the
-   * {@code *Async(…, executor)} methods.
+   * The stage completes on the common {@link java.util.concurrent.ForkJoinPool}, never on a backend I/O
+   * thread, so dependent stages may block (for instance release the lease).
    *
    * @param wait how long to wait
    * @return completes with the lease, or exceptionally with {@link AcquireTimeoutException},

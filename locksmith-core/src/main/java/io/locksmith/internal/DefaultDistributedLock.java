@@ -11,6 +11,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 
 /** Both views of one named lock over the client's shared {@link Acquisition} machinery. */
@@ -203,11 +204,15 @@ final class DefaultDistributedLock implements DistributedLock {
     }
   }
 
-  /** Maps an acquisition's result; cancelling the returned future cancels the acquisition. */
+  /**
+   * Maps an acquisition's result for the async view, completing off the backend's I/O threads so that
+   * dependent stages may block (release the lease, call the lock again) without stalling the client;
+   * cancelling the returned future cancels the acquisition.
+   */
   private static <T> CompletableFuture<T> linked(CompletableFuture<Optional<DefaultLease>> source,
       java.util.function.Function<Optional<DefaultLease>, T> mapping) {
     CompletableFuture<T> out = new CompletableFuture<>();
-    source.whenComplete((lease, failure) -> {
+    source.whenCompleteAsync((lease, failure) -> {
       if (failure != null) {
         out.completeExceptionally(failure instanceof CancellationException ? failure : Futures.unwrap(failure));
         return;
@@ -217,7 +222,7 @@ final class DefaultDistributedLock implements DistributedLock {
       } catch (RuntimeException e) {
         out.completeExceptionally(e);
       }
-    });
+    }, ForkJoinPool.commonPool());
     out.whenComplete((v, failure) -> {
       if (out.isCancelled()) {
         source.cancel(false);

@@ -294,18 +294,29 @@ public final class DefaultLockClient implements LockClient {
     }
   }
 
-  /** Releases a grant nobody is waiting for any more; never throws. */
+  /**
+   * Releases a grant nobody is waiting for any more. Never blocks — it may run on a backend I/O thread,
+   * which must not wait for its own replies — and never throws.
+   */
   void giveBack(DefaultLease lease) {
-    try {
-      releaseLease(lease);
+    releaseLeaseAsync(lease).whenComplete((owned, failure) -> {
+      if (failure != null) {
+        log.debug("could not give back lock '{}': {}", lease.lockName(), failure.toString());
+      }
       lease.releasedWithoutHolder();
-    } catch (RuntimeException e) {
-      log.debug("could not give back lock '{}': {}", lease.lockName(), e.toString());
-    }
+    });
   }
 
   /** Releases every hold of a lease; see {@link io.locksmith.Lease#release()}. */
   boolean releaseLease(DefaultLease lease) {
+    return Futures.join(releaseLeaseAsync(lease));
+  }
+
+  /**
+   * Stops renewal, then sends the release. Completes with whether the lease still held the lock, or
+   * exceptionally with {@link BackendUnavailableException} (the lease is then abandoned locally).
+   */
+  private CompletableFuture<Boolean> releaseLeaseAsync(DefaultLease lease) {
     LeaseState before;
     Lock gate = renewer.releaseGate();
     gate.lock();
@@ -315,23 +326,25 @@ public final class DefaultLockClient implements LockClient {
       gate.unlock();
     }
     if (before == null || before == LeaseState.RELEASED) {
-      return false;
+      return CompletableFuture.completedFuture(false);
     }
     forget(lease);
     if (before == LeaseState.LOST) {
-      // validity elapsed locally; the server may still keep it a little longer: clean up quietly
+      // validity elapsed locally; the server may keep it a little longer: clean up quietly
       backend.release(lease.lockName(), lease.owner(), true);
-      return false;
+      return CompletableFuture.completedFuture(false);
     }
-    int left;
-    try {
-      left = Futures.join(backend.release(lease.lockName(), lease.owner(), true));
-    } catch (BackendUnavailableException e) {
-      lease.abandon();
-      throw e;
-    }
-    lease.finishRelease(left >= 0);
-    return left >= 0;
+    CompletableFuture<Boolean> done = new CompletableFuture<>();
+    backend.release(lease.lockName(), lease.owner(), true).whenComplete((left, failure) -> {
+      if (failure != null) {
+        lease.abandon();
+        done.completeExceptionally(Futures.unwrap(failure));
+      } else {
+        lease.finishRelease(left >= 0);
+        done.complete(left >= 0);
+      }
+    });
+    return done;
   }
 
   // ------------------------------------------------------------------ Lock view

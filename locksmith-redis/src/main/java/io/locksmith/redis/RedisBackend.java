@@ -1,0 +1,275 @@
+package io.locksmith.redis;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.locksmith.Capabilities;
+import io.locksmith.FencingGuarantee;
+import io.locksmith.LockInfo;
+import io.locksmith.LockKind;
+import io.locksmith.spi.AcquireMode;
+import io.locksmith.spi.AcquireReply;
+import io.locksmith.spi.BackendContext;
+import io.locksmith.spi.LockBackend;
+import io.locksmith.spi.RenewRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Redis (one node) through Lettuce. One multiplexed command connection carries every operation (Lettuce
+ * pipelines concurrent callers on it); one pub/sub connection listens on this client's single wake-up
+ * channel. Every operation is one {@code EVALSHA} of a preloaded script, falling back to {@code EVAL}
+ * (which reloads it) if the server lost its script cache.
+ */
+final class RedisBackend implements LockBackend {
+  private static final Logger log = LoggerFactory.getLogger(RedisBackend.class);
+  private static final Capabilities CAPABILITIES = new Capabilities("redis",
+      EnumSet.of(LockKind.EXCLUSIVE), FencingGuarantee.CLOCK_FLOORED, true);
+  /** Keys per renewal script call: keeps one call short on the server's single thread. */
+  private static final int RENEW_CHUNK = 256;
+
+  private final RedisURI uri;
+  private final Duration commandTimeout;
+  private final long waiterRecheckMillis;
+  private final long fenceRetentionMillis;
+  private ClientResources resources;
+  private RedisClient client;
+  private StatefulRedisConnection<String, String> connection;
+  private StatefulRedisPubSubConnection<String, String> pubsub;
+  private RedisAsyncCommands<String, String> commands;
+  private RedisKeys keys;
+  private String channelPrefix;
+
+  RedisBackend(RedisURI uri, Duration commandTimeout, Duration waiterRecheck, Duration fenceRetention) {
+    this.uri = uri;
+    this.commandTimeout = commandTimeout;
+    this.waiterRecheckMillis = waiterRecheck.toMillis();
+    this.fenceRetentionMillis = fenceRetention.toMillis();
+  }
+
+  @Override
+  public void open(BackendContext context) {
+    keys = new RedisKeys(context.namespace());
+    channelPrefix = keys.channelPrefix();
+    String channel = channelPrefix + context.clientId();
+    resources = DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2).build();
+    client = RedisClient.create(resources, uri);
+    client.setOptions(io.lettuce.core.ClientOptions.builder()
+        .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+        .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(true).build())
+        // fail fast while disconnected instead of queueing: nothing waits on a dead server
+        .disconnectedBehavior(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+        .autoReconnect(true)
+        .build());
+    try {
+      connection = client.connect(StringCodec.UTF8);
+      connection.setTimeout(commandTimeout);
+      commands = connection.async();
+      for (RedisScript script : RedisScript.ALL) {
+        String sha = connection.sync().scriptLoad(script.text);
+        if (!script.sha.equals(sha)) {
+          throw new IllegalStateException("server digest " + sha + " differs for " + script);
+        }
+      }
+      pubsub = client.connectPubSub(StringCodec.UTF8);
+      pubsub.setTimeout(commandTimeout);
+      pubsub.addListener(new RedisPubSubAdapter<>() {
+        @Override
+        public void message(String ch, String message) {
+          int space = message.indexOf(' ');
+          if (ch.equals(channel) && space > 0) {
+            context.wakeups().wake(message.substring(space + 1), message.substring(0, space));
+          }
+        }
+      });
+      pubsub.sync().subscribe(channel);
+    } catch (RuntimeException e) {
+      close();
+      throw RedisExceptions.translate(e, "connect to " + RedisLockClient.describe(uri)
+          + " within " + commandTimeout.toMillis() + " ms");
+    }
+  }
+
+  @Override
+  public Capabilities capabilities() {
+    return CAPABILITIES;
+  }
+
+  /** Runs a script by digest; reloads it with EVAL once if the server's script cache lost it. */
+  private <T> CompletionStage<T> run(RedisScript script, ScriptOutputType type, String what,
+      String[] scriptKeys, String... args) {
+    CompletableFuture<T> out = new CompletableFuture<>();
+    RedisFuture<T> first;
+    try {
+      first = commands.evalsha(script.sha, type, scriptKeys, args);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(RedisExceptions.translate(e, what));
+    }
+    first.whenComplete((value, failure) -> {
+      if (failure == null) {
+        out.complete(value);
+      } else if (RedisExceptions.isNoScript(failure)) {
+        log.info("Redis lost script {}; reloading it", script);
+        RedisFuture<T> retry = commands.eval(script.text, type, scriptKeys, args);
+        retry.whenComplete((v, f) -> {
+          if (f == null) {
+            out.complete(v);
+          } else {
+            out.completeExceptionally(RedisExceptions.translate(f, what));
+          }
+        });
+      } else {
+        out.completeExceptionally(RedisExceptions.translate(failure, what));
+      }
+    });
+    return out;
+  }
+
+  @Override
+  public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
+      AcquireMode mode, String waiterId) {
+    String lock = keys.lock(name);
+    CompletionStage<List<Object>> reply = run(RedisScript.ACQUIRE, ScriptOutputType.MULTI,
+        "acquire lock '" + name + "'",
+        new String[] {lock, RedisKeys.waiters(lock), RedisKeys.fence(lock)},
+        owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
+        waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
+        Long.toString(fenceRetentionMillis));
+    return reply.thenApply(RedisBackend::toAcquireReply);
+  }
+
+  private static AcquireReply toAcquireReply(List<Object> r) {
+    long code = (Long) r.get(0);
+    if (code == 1) {
+      return AcquireReply.granted(Long.parseLong((String) r.get(1)), ((Long) r.get(2)).intValue());
+    }
+    if (code == 0) {
+      return AcquireReply.busy((Long) r.get(1));
+    }
+    return AcquireReply.lostHold();
+  }
+
+  @Override
+  public CompletionStage<Integer> release(String name, String owner, boolean all) {
+    String lock = keys.lock(name);
+    CompletionStage<Long> reply = run(RedisScript.RELEASE, ScriptOutputType.INTEGER,
+        "release lock '" + name + "'", new String[] {lock, RedisKeys.waiters(lock)},
+        owner, all ? "1" : "0", channelPrefix, name);
+    return reply.thenApply(Long::intValue);
+  }
+
+  @Override
+  public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
+    List<CompletionStage<List<Object>>> parts = new ArrayList<>();
+    for (int from = 0; from < requests.size(); from += RENEW_CHUNK) {
+      List<RenewRequest> chunk = requests.subList(from, Math.min(requests.size(), from + RENEW_CHUNK));
+      String[] lockKeys = new String[chunk.size()];
+      String[] args = new String[chunk.size() * 2];
+      for (int i = 0; i < chunk.size(); i++) {
+        RenewRequest r = chunk.get(i);
+        lockKeys[i] = keys.lock(r.name());
+        args[2 * i] = r.owner();
+        args[2 * i + 1] = Long.toString(r.leaseMillis());
+      }
+      parts.add(run(RedisScript.RENEW, ScriptOutputType.MULTI, "renew " + chunk.size() + " lease(s)",
+          lockKeys, args));
+    }
+    CompletableFuture<List<Boolean>> all = CompletableFuture.completedFuture(new ArrayList<>());
+    for (CompletionStage<List<Object>> part : parts) {
+      all = all.thenCombine(part, (acc, r) -> {
+        for (Object o : r) {
+          acc.add(((Long) o) == 1L);
+        }
+        return acc;
+      });
+    }
+    return all;
+  }
+
+  @Override
+  public void cancelWait(String name, String waiterId) {
+    try {
+      commands.zrem(RedisKeys.waiters(keys.lock(name)), waiterId);
+    } catch (RuntimeException e) {
+      log.debug("could not remove waiter {} of '{}': {}", waiterId, name, e.toString());
+    }
+  }
+
+  @Override
+  public void passWakeup(String name) {
+    String lock = keys.lock(name);
+    run(RedisScript.PASS_WAKEUP, ScriptOutputType.INTEGER, "pass a wake-up for '" + name + "'",
+        new String[] {lock, RedisKeys.waiters(lock)}, channelPrefix, name)
+        .whenComplete((v, f) -> {
+          if (f != null) {
+            log.debug("could not pass a wake-up for '{}': {}", name, f.toString());
+          }
+        });
+  }
+
+  @Override
+  public CompletionStage<Optional<LockInfo>> inspect(String name) {
+    String lock = keys.lock(name);
+    CompletionStage<List<Object>> reply = run(RedisScript.INSPECT, ScriptOutputType.MULTI,
+        "inspect lock '" + name + "'", new String[] {lock, RedisKeys.waiters(lock)});
+    return reply.thenApply(r -> r.isEmpty() ? Optional.empty() : Optional.of(new LockInfo(name,
+        (String) r.get(0), Integer.parseInt((String) r.get(1)), Long.parseLong((String) r.get(2)),
+        Duration.ofMillis(Math.max(0, (Long) r.get(3))), ((Long) r.get(4)).intValue())));
+  }
+
+  @Override
+  public CompletionStage<Boolean> forceUnlock(String name) {
+    String lock = keys.lock(name);
+    CompletionStage<Long> reply = run(RedisScript.FORCE_UNLOCK, ScriptOutputType.INTEGER,
+        "force-unlock '" + name + "'", new String[] {lock, RedisKeys.waiters(lock)}, channelPrefix, name);
+    return reply.thenApply(n -> n == 1L);
+  }
+
+  @Override
+  public void close() {
+    try {
+      if (pubsub != null) {
+        pubsub.close();
+      }
+      if (connection != null) {
+        connection.close();
+      }
+    } catch (RuntimeException e) {
+      log.debug("closing Redis connections: {}", e.toString());
+    }
+    if (client != null) {
+      client.shutdown(0, 2, TimeUnit.SECONDS);
+    }
+    if (resources != null) {
+      try {
+        resources.shutdown(0, 2, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+        log.debug("shutting down Lettuce resources: {}", e.toString());
+      }
+    }
+    client = null;
+    resources = null;
+  }
+
+}

@@ -1,0 +1,44 @@
+package io.locksmith.redis;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisNoScriptException;
+import io.locksmith.BackendUnavailableException;
+import io.locksmith.LockException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+
+/** The one place where Lettuce's exceptions become Locksmith's. */
+final class RedisExceptions {
+  private RedisExceptions() {}
+
+  static Throwable unwrap(Throwable t) {
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  static boolean isNoScript(Throwable t) {
+    Throwable u = unwrap(t);
+    return u instanceof RedisNoScriptException
+        || (u instanceof RedisCommandExecutionException && String.valueOf(u.getMessage()).startsWith("NOSCRIPT"));
+  }
+
+  /**
+   * An error reply from the server (wrong password, out of memory, script error) is a
+   * {@link LockException}; anything else — timeout, refused or dropped connection, rejected while
+   * disconnected — means the server could not be reached: {@link BackendUnavailableException}.
+   */
+  static RuntimeException translate(Throwable t, String what) {
+    Throwable u = unwrap(t);
+    if (u instanceof LockException le) {
+      return le;
+    }
+    for (Throwable c = u; c != null; c = c.getCause()) {
+      if (c instanceof RedisCommandExecutionException) { // e.g. WRONGPASS wrapped in a connect failure
+        return new LockException("Redis refused to " + what + ": " + c.getMessage(), u);
+      }
+    }
+    return new BackendUnavailableException("Redis unavailable, could not " + what + ": " + u, u);
+  }
+}

@@ -1,0 +1,45 @@
+-- KEYS[1] lock hash {o = owner, c = hold count, t = fencing token}, TTL = lease
+-- KEYS[2] waiters zset (member = waiter id, score = deadline in server ms)
+-- KEYS[3] fence: last token minted for this name
+-- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] 'n' new | 'r' re-entry only, ARGV[4] waiter id or '',
+-- ARGV[5] longest backstop before a waiter re-checks (ms), ARGV[6] fence key TTL (ms)
+-- Returns {1, token, holds} granted | {0, retry_ms} busy | {-1} re-entry whose hold is gone
+redis.replicate_commands()
+local owner = redis.call('HGET', KEYS[1], 'o')
+if owner == ARGV[1] then
+  local holds = redis.call('HINCRBY', KEYS[1], 'c', 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, redis.call('HGET', KEYS[1], 't'), holds}
+end
+if ARGV[3] == 'r' then
+  return {-1}
+end
+local now = redis.call('TIME')
+if not owner then
+  -- Token = max(last + 1, server time in microseconds). The counter makes tokens strictly increase
+  -- while the data survives; the time floor keeps them increasing after the counter is lost (restart
+  -- without persistence, failover to a replica that missed it) as long as this server's clock is ahead
+  -- of the one that minted the last token. Formatted with %.0f: tostring() would print 1.7e+15.
+  local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  local last = tonumber(redis.call('GET', KEYS[3]) or '0')
+  local token = string.format('%.0f', math.max(micros, last + 1))
+  redis.call('HSET', KEYS[1], 'o', ARGV[1], 'c', 1, 't', token)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('SET', KEYS[3], token, 'PX', ARGV[6])
+  if ARGV[4] ~= '' then
+    redis.call('ZREM', KEYS[2], ARGV[4])
+  end
+  return {1, token, 1}
+end
+local retry = tonumber(ARGV[5])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl >= 0 and ttl < retry then
+  retry = math.max(ttl, 1)
+end
+if ARGV[4] ~= '' then
+  -- registered in the same atomic step as the refusal: a release after this point wakes us
+  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  redis.call('ZADD', KEYS[2], now_ms + retry + 2000, ARGV[4])
+  redis.call('PEXPIRE', KEYS[2], retry + 4000)
+end
+return {0, retry}

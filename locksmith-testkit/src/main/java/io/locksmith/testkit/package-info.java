@@ -1,0 +1,7 @@
+/**
+ * Test infrastructure for Locksmith: real {@code redis-server} processes ({@link io.locksmith.testkit.RedisServer},
+ * {@link io.locksmith.testkit.RedisServerExtension}), a fault-injecting TCP proxy
+ * ({@link io.locksmith.testkit.TcpProxy}) and process signals for freezing and crashing processes
+ * ({@link io.locksmith.testkit.ProcessSignals}).
+ */
+package io.locksmith.testkit;
