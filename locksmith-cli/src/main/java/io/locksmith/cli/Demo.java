@@ -1,0 +1,254 @@
+package io.locksmith.cli;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.locksmith.testkit.ProcessSignals;
+import io.locksmith.testkit.RedisServer;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code locksmith demo}: the story of why a lock needs fencing, on a shared inventory, with worker
+ * processes contending through an embedded Redis (or one given by {@code --uri}).
+ *
+ * <ol>
+ *   <li>naive {@code SET NX PX} + {@code DEL} lock: work outlives the lock, updates are lost;</li>
+ *   <li>Locksmith lock with fenced writes: no update lost;</li>
+ *   <li>a holder frozen with SIGSTOP past its lease: another process takes the lock, and the frozen
+ *       one's late write is rejected by the fencing token.</li>
+ * </ol>
+ *
+ * Exits 1 if Locksmith lost an update or a stale write was accepted.
+ */
+final class Demo {
+  private static final Duration PHASE_LIMIT = Duration.ofSeconds(60);
+
+  private final PrintStream out;
+  private final int stock;
+  private final int processes;
+  private final int threads;
+  private final List<Process> children = new ArrayList<>();
+  private String uri;
+
+  private Demo(PrintStream out, int stock, int processes, int threads) {
+    this.out = out;
+    this.stock = stock;
+    this.processes = processes;
+    this.threads = threads;
+  }
+
+  static int run(Args args, PrintStream out) throws Exception {
+    Demo demo = new Demo(out, args.intValue("items", 100, 10, 100_000),
+        args.intValue("processes", 2, 2, 16), args.intValue("threads", 4, 1, 64));
+    String json = args.get("json", null);
+    Optional<String> external = Optional.ofNullable(args.get("uri", null));
+    Thread cleanup = new Thread(demo::killChildren, "locksmith-demo-cleanup");
+    Runtime.getRuntime().addShutdownHook(cleanup);
+    try {
+      if (external.isPresent()) {
+        demo.uri = external.get();
+        return demo.play(json, "Redis at " + external.get().replaceAll("//[^@/]*@", "//***@"));
+      }
+      out.println("Starting an embedded Redis (testkit launcher: redis-server from PATH or the binary "
+          + "shipped in com.github.codemonstur:embedded-redis)...");
+      try (RedisServer server = RedisServer.start()) {
+        demo.uri = server.uri();
+        return demo.play(json, "embedded Redis " + server.version() + " on port " + server.port());
+      }
+    } finally {
+      demo.killChildren();
+      Runtime.getRuntime().removeShutdownHook(cleanup);
+    }
+  }
+
+  private record PhaseResult(long sold, int stockLeft, long lostUpdates, long staleRejected) {}
+
+  private int play(String jsonFile, String where) throws Exception {
+    out.printf("Inventory of %d items; %d worker JVMs x %d threads each sell one item at a time: read the%n"
+        + "stock, work a few ms, write stock - 1. Server: %s.%n%n", stock, processes, threads, where);
+    RedisClient redis = RedisClient.create(uri);
+    PhaseResult naive;
+    PhaseResult locksmith;
+    PhaseResult paused;
+    try (StatefulRedisConnection<String, String> connection = redis.connect()) {
+      Inventory inventory = new Inventory(connection.sync());
+      out.println("1/3 naive lock: SET lock NX PX, blind DEL ...");
+      naive = sellingPhase(inventory, "naive");
+      out.println("2/3 Locksmith lock, writes fenced by the token ...");
+      locksmith = sellingPhase(inventory, "locksmith");
+      out.println("3/3 a holder is frozen (SIGSTOP) past its lease while another process sells ...");
+      paused = pausePhase(inventory);
+    } finally {
+      redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+
+    out.println();
+    out.println("| phase                                  | sold | stock left | lost updates | stale writes rejected |");
+    out.println("|----------------------------------------|-----:|-----------:|-------------:|----------------------:|");
+    row("naive SET NX PX + DEL", naive, "n/a");
+    row("Locksmith lock + fenced writes", locksmith, Long.toString(locksmith.staleRejected()));
+    row("Locksmith, holder paused past lease", paused, Long.toString(paused.staleRejected()));
+    out.println();
+    out.printf("naive: %d sales recorded for %d items taken from stock: %d updates lost (overselling).%n",
+        naive.sold(), stock - naive.stockLeft(), naive.lostUpdates());
+    out.printf("Locksmith: %d updates lost. The paused holder's late write was %s by the fencing token.%n",
+        locksmith.lostUpdates() + paused.lostUpdates(),
+        paused.staleRejected() > 0 ? "REJECTED" : "not rejected (!)");
+
+    if (jsonFile != null) {
+      String json = String.format("{\"naiveLostUpdates\": %d, \"locksmithLostUpdates\": %d, "
+          + "\"staleWritesRejected\": %d}%n", naive.lostUpdates(),
+          locksmith.lostUpdates() + paused.lostUpdates(), locksmith.staleRejected() + paused.staleRejected());
+      Files.writeString(Path.of(jsonFile), json, StandardCharsets.UTF_8);
+      out.println("wrote " + jsonFile);
+    }
+    boolean ok = locksmith.lostUpdates() == 0 && paused.lostUpdates() == 0 && paused.staleRejected() > 0;
+    if (naive.lostUpdates() == 0) {
+      out.println("note: the naive lock happened to lose no update this run; try more --threads.");
+    }
+    return ok ? 0 : 1;
+  }
+
+  private void row(String phase, PhaseResult r, String rejected) {
+    out.printf("| %-38s | %4d | %10d | %12d | %21s |%n", phase, r.sold(), r.stockLeft(), r.lostUpdates(), rejected);
+  }
+
+  private PhaseResult sellingPhase(Inventory inventory, String mode) throws Exception {
+    inventory.reset(stock);
+    List<Worker> workers = new ArrayList<>();
+    for (int p = 0; p < processes; p++) {
+      workers.add(startWorker("--mode", mode, "--threads", Integer.toString(threads),
+          "--max-run", PHASE_LIMIT.toSeconds() + "s"));
+    }
+    long reported = 0;
+    for (Worker w : workers) {
+      reported += w.resultSold(PHASE_LIMIT.plusSeconds(30));
+    }
+    long sold = inventory.sold();
+    if (sold != reported) {
+      throw new IllegalStateException("workers reported " + reported + " sales, the store counted " + sold);
+    }
+    int left = inventory.stock();
+    return new PhaseResult(sold, left, sold - (stock - left), inventory.staleRejected());
+  }
+
+  private PhaseResult pausePhase(Inventory inventory) throws Exception {
+    int initial = 10;
+    int sellerItems = 3;
+    inventory.reset(initial);
+    Worker victim = startWorker("--mode", "victim");
+    String holding = victim.awaitLine("HOLDING", Duration.ofSeconds(30));
+    ProcessSignals.pause(victim.process.pid());
+    out.println("    frozen process " + victim.process.pid() + " while " + holding.toLowerCase());
+    try {
+      Worker seller = startWorker("--mode", "seller", "--items", Integer.toString(sellerItems));
+      long sold = seller.resultSold(Duration.ofSeconds(60));
+      seller.lines.stream().filter(l -> l.startsWith("SOLD")).forEach(l -> out.println("    other process: " + l.toLowerCase()));
+      if (sold != sellerItems) {
+        throw new IllegalStateException("the other process sold " + sold + " of " + sellerItems);
+      }
+    } finally {
+      ProcessSignals.resume(victim.process.pid());
+    }
+    String write = victim.awaitLine("WRITE", Duration.ofSeconds(30));
+    out.println("    thawed process " + victim.process.pid() + ": " + write.toLowerCase());
+    victim.awaitExit(Duration.ofSeconds(30));
+    long sold = inventory.sold();
+    int left = inventory.stock();
+    return new PhaseResult(sold, left, sold - (initial - left), inventory.staleRejected());
+  }
+
+  // ------------------------------------------------------------------ child JVMs
+
+  private Worker startWorker(String... workerArgs) throws IOException {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1",
+        "-cp", System.getProperty("java.class.path"), Main.class.getName(), "demo-worker", "--uri", uri));
+    cmd.addAll(List.of(workerArgs));
+    Process process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    synchronized (children) {
+      children.add(process);
+    }
+    return new Worker(process);
+  }
+
+  private void killChildren() {
+    synchronized (children) {
+      for (Process p : children) {
+        if (p.isAlive()) {
+          ProcessSignals.resume(p.pid());
+          p.destroyForcibly();
+        }
+      }
+    }
+  }
+
+  /** A worker JVM whose stdout lines are collected by a reader thread. */
+  private static final class Worker {
+    final Process process;
+    final List<String> lines = new ArrayList<>();
+    final BlockingQueue<String> fresh = new LinkedBlockingQueue<>();
+
+    Worker(Process process) {
+      this.process = process;
+      Thread reader = new Thread(() -> {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+          for (String line; (line = r.readLine()) != null; ) {
+            fresh.add(line);
+          }
+        } catch (IOException ignored) {
+          // the process ended
+        } finally {
+          fresh.add("\u0000EOF");
+        }
+      }, "locksmith-demo-reader-" + process.pid());
+      reader.setDaemon(true);
+      reader.start();
+    }
+
+    String awaitLine(String prefix, Duration within) throws InterruptedException {
+      long deadline = System.nanoTime() + within.toNanos();
+      while (true) {
+        String line = fresh.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        if (line == null || line.equals("\u0000EOF")) {
+          throw new IllegalStateException("worker " + process.pid() + " did not print " + prefix + " within "
+              + within + (line == null ? "" : " (it exited with " + exitCode() + ")"));
+        }
+        lines.add(line);
+        if (line.startsWith(prefix)) {
+          return line;
+        }
+      }
+    }
+
+    long resultSold(Duration within) throws InterruptedException {
+      String result = awaitLine("RESULT", within);
+      awaitExit(within);
+      return Long.parseLong(result.substring(result.indexOf("sold=") + 5).trim());
+    }
+
+    void awaitExit(Duration within) throws InterruptedException {
+      if (!process.waitFor(within.toMillis(), TimeUnit.MILLISECONDS)) {
+        process.destroyForcibly();
+        throw new IllegalStateException("worker " + process.pid() + " did not exit within " + within);
+      }
+    }
+
+    private String exitCode() {
+      return process.isAlive() ? "nothing yet" : Integer.toString(process.exitValue());
+    }
+  }
+
+}

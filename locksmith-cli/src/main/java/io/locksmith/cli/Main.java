@@ -1,0 +1,90 @@
+package io.locksmith.cli;
+
+import io.locksmith.LockClient;
+import io.locksmith.LockException;
+import io.locksmith.LockInfo;
+import io.locksmith.ClientOptions;
+import io.locksmith.redis.RedisLockClient;
+import java.io.PrintStream;
+import java.util.Optional;
+import java.util.Set;
+
+/** The {@code locksmith} command. */
+public final class Main {
+  private static final String USAGE = String.join("\n",
+      "usage: locksmith <command> [options]",
+      "",
+      "commands:",
+      "  demo [--json FILE] [--items N] [--processes N] [--threads N] [--uri redis://...]",
+      "        the inventory story: a naive lock loses updates, Locksmith does not, and a paused",
+      "        holder's late write is rejected by the fencing token. Starts an embedded Redis unless",
+      "        --uri is given. Exits 1 if Locksmith lost an update.",
+      "  inspect --uri redis://... [--namespace NS] NAME",
+      "        who holds lock NAME: owner, hold count, remaining TTL, fencing token, waiters",
+      "  unlock --uri redis://... [--namespace NS] NAME",
+      "        force-unlock NAME (the holder's lease becomes LOST; one waiter is woken)",
+      "  help");
+
+  private Main() {}
+
+  /**
+   * @param argv command line
+   */
+  public static void main(String[] argv) {
+    System.exit(run(argv, System.out, System.err));
+  }
+
+  static int run(String[] argv, PrintStream out, PrintStream err) {
+    if (argv.length == 0 || argv[0].equals("help") || argv[0].equals("--help") || argv[0].equals("-h")) {
+      out.println(USAGE);
+      return argv.length == 0 ? 2 : 0;
+    }
+    try {
+      return switch (argv[0]) {
+        case "demo" -> Demo.run(new Args(argv, 1, Set.of("json", "items", "processes", "threads", "uri"),
+            Set.of()), out);
+        case "demo-worker" -> DemoWorker.run(new Args(argv, 1,
+            Set.of("mode", "uri", "threads", "think", "max-run", "items"), Set.of()));
+        case "inspect", "unlock" -> operator(argv[0], new Args(argv, 1, Set.of("uri", "namespace"), Set.of()), out);
+        default -> throw new Args.UsageException("unknown command '" + argv[0] + "'");
+      };
+    } catch (Args.UsageException e) {
+      err.println("locksmith: " + e.getMessage());
+      err.println(USAGE);
+      return 2;
+    } catch (LockException e) {
+      err.println("locksmith: " + e.getMessage());
+      return 3;
+    } catch (Exception e) {
+      err.println("locksmith: " + e);
+      e.printStackTrace(err);
+      return 1;
+    }
+  }
+
+  private static int operator(String command, Args args, PrintStream out) {
+    String uri = args.get("uri", null);
+    if (uri == null || args.positional().size() != 1) {
+      throw new Args.UsageException(command + " needs --uri and exactly one lock NAME");
+    }
+    String name = args.positional().get(0);
+    ClientOptions options = ClientOptions.builder()
+        .namespace(args.get("namespace", ClientOptions.DEFAULT_NAMESPACE)).build();
+    try (LockClient client = RedisLockClient.builder().uri(uri).options(options).build()) {
+      if (command.equals("unlock")) {
+        boolean deleted = client.forceUnlock(name);
+        out.println(deleted ? "unlocked '" + name + "'" : "'" + name + "' was not locked");
+        return 0;
+      }
+      Optional<LockInfo> info = client.inspect(name);
+      if (info.isEmpty()) {
+        out.println("'" + name + "' is free");
+        return 0;
+      }
+      LockInfo i = info.get();
+      out.printf("lock      %s%nowner     %s%nholds     %d%nttl       %d ms%ntoken     %d%nwaiters   %d%n",
+          i.name(), i.owner(), i.holdCount(), i.remainingTtl().toMillis(), i.fencingToken(), i.waiters());
+      return 0;
+    }
+  }
+}

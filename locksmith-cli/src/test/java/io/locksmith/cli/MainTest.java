@@ -1,0 +1,79 @@
+package io.locksmith.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.redis.RedisLockClient;
+import io.locksmith.testkit.RedisServer;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The CLI end to end: the demo with real worker JVMs and an embedded Redis, and the operator commands. */
+class MainTest {
+  private final ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+  private final PrintStream out = new PrintStream(outBytes, true, StandardCharsets.UTF_8);
+  private final PrintStream err = new PrintStream(errBytes, true, StandardCharsets.UTF_8);
+
+  private static long field(String json, String name) {
+    Matcher m = Pattern.compile("\"" + name + "\": (\\d+)").matcher(json);
+    assertThat(m.find()).as("field %s in %s", name, json).isTrue();
+    return Long.parseLong(m.group(1));
+  }
+
+  @Test
+  @Timeout(180)
+  void theDemoShowsLostUpdatesForTheNaiveLockNoneForLocksmithAndAFencedStaleWrite(@TempDir Path dir)
+      throws Exception {
+    Path json = dir.resolve("demo.json");
+    int code = Main.run(new String[] {"demo", "--json", json.toString(), "--items", "60"}, out, err);
+    String printed = outBytes.toString(StandardCharsets.UTF_8);
+    assertThat(code).as("exit code; output:%n%s%n%s", printed, errBytes).isZero();
+    String written = Files.readString(json);
+    assertThat(field(written, "naiveLostUpdates")).isPositive();
+    assertThat(field(written, "locksmithLostUpdates")).isZero();
+    assertThat(field(written, "staleWritesRejected")).isPositive();
+    assertThat(printed).contains("| naive SET NX PX + DEL").contains("REJECTED by the fencing token");
+  }
+
+  @Test
+  void inspectAndUnlockReachTheServer() throws Exception {
+    try (RedisServer server = RedisServer.start(); RedisLockClient locks = RedisLockClient.create(server.uri())) {
+      var lease = locks.lock("orders").tryAcquire().orElseThrow();
+      assertThat(Main.run(new String[] {"inspect", "--uri", server.uri(), "orders"}, out, err)).isZero();
+      assertThat(outBytes.toString(StandardCharsets.UTF_8))
+          .contains("token     " + lease.fencingToken()).contains(locks.clientId());
+      assertThat(Main.run(new String[] {"unlock", "--uri", server.uri(), "orders"}, out, err)).isZero();
+      assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("unlocked 'orders'");
+      assertThat(locks.inspect("orders")).isEmpty();
+      assertThat(Main.run(new String[] {"inspect", "--uri", server.uri(), "orders"}, out, err)).isZero();
+      assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("'orders' is free");
+    }
+  }
+
+  @Test
+  void badCommandLinesExitWithUsage() {
+    assertThat(Main.run(new String[] {"frobnicate"}, out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"demo", "--items", "lots"}, out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"inspect", "orders"}, out, err)).isEqualTo(2);
+    assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("unknown command 'frobnicate'")
+        .contains("--items must be a whole number").contains("usage: locksmith");
+  }
+
+  @Test
+  void anUnreachableServerIsAClearErrorNotAHang() {
+    int port;
+    try (RedisServer server = RedisServer.start()) {
+      port = server.port();
+    }
+    assertThat(Main.run(new String[] {"inspect", "--uri", "redis://127.0.0.1:" + port, "x"}, out, err)).isEqualTo(3);
+    assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("Redis unavailable");
+  }
+}
