@@ -1,5 +1,6 @@
 package io.locksmith.injvm;
 
+import io.locksmith.BackendUnavailableException;
 import io.locksmith.Capabilities;
 import io.locksmith.FencingGuarantee;
 import io.locksmith.LockInfo;
@@ -43,6 +44,15 @@ final class InJvmBackend implements LockBackend {
     return context.namespace() + '\u0000' + name;
   }
 
+  /** @return a failed stage while the server is unreachable, else null */
+  private <T> CompletionStage<T> outage(String what) {
+    if (server.reachable()) {
+      return null;
+    }
+    return CompletableFuture.failedFuture(
+        new BackendUnavailableException("in-JVM lock server is unreachable (simulated): " + what, null));
+  }
+
   private static void deliver(List<InJvmLockServer.Wake> wakes) {
     wakes.forEach(InJvmLockServer.Wake::deliver);
   }
@@ -50,12 +60,20 @@ final class InJvmBackend implements LockBackend {
   @Override
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
       AcquireMode mode, String waiterId) {
+    CompletionStage<AcquireReply> down = outage("acquire lock '" + name + "'");
+    if (down != null) {
+      return down;
+    }
     return CompletableFuture.completedFuture(
         server.acquire(key(name), owner, leaseMillis, mode, waiterId, context.wakeups()));
   }
 
   @Override
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
+    CompletionStage<Integer> down = outage("release lock '" + name + "'");
+    if (down != null) {
+      return down;
+    }
     List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
     int left = server.release(key(name), owner, all, wakes);
     deliver(wakes);
@@ -64,6 +82,10 @@ final class InJvmBackend implements LockBackend {
 
   @Override
   public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
+    CompletionStage<List<Boolean>> down = outage("renew leases");
+    if (down != null) {
+      return down;
+    }
     List<String> keys = new ArrayList<>();
     List<String> owners = new ArrayList<>();
     List<Long> leases = new ArrayList<>();
@@ -89,11 +111,19 @@ final class InJvmBackend implements LockBackend {
 
   @Override
   public CompletionStage<Optional<LockInfo>> inspect(String name) {
+    CompletionStage<Optional<LockInfo>> down = outage("inspect lock '" + name + "'");
+    if (down != null) {
+      return down;
+    }
     return CompletableFuture.completedFuture(server.inspect(key(name), name));
   }
 
   @Override
   public CompletionStage<Boolean> forceUnlock(String name) {
+    CompletionStage<Boolean> down = outage("force-unlock '" + name + "'");
+    if (down != null) {
+      return down;
+    }
     List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
     boolean deleted = server.forceUnlock(key(name), wakes);
     deliver(wakes);

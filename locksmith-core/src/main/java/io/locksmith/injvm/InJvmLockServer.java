@@ -34,6 +34,7 @@ public final class InJvmLockServer {
   private final Map<String, Entry> locks = new HashMap<>();
   private final Map<String, LinkedHashMap<String, WakeupSink>> waiters = new HashMap<>();
   private long lastToken;
+  private volatile boolean reachable = true;
 
   /** A server whose leases expire by {@link Ticker#system()}. */
   public InJvmLockServer() {
@@ -62,6 +63,22 @@ public final class InJvmLockServer {
    */
   public LockClient newClient(ClientOptions options) {
     return new DefaultLockClient(new InJvmBackend(this), options);
+  }
+
+  /**
+   * Simulates an outage: while unreachable, every operation of every client fails with
+   * {@link io.locksmith.BackendUnavailableException}, as a network partition would; leases held
+   * meanwhile go {@link io.locksmith.LeaseState#UNCERTAIN}, then {@link io.locksmith.LeaseState#LOST}
+   * when their validity runs out. State kept by the server (holds, expiry) is unaffected.
+   *
+   * @param reachable false to cut every client off, true to heal
+   */
+  public void setReachable(boolean reachable) {
+    this.reachable = reachable;
+  }
+
+  boolean reachable() {
+    return reachable;
   }
 
   private static final class Entry {

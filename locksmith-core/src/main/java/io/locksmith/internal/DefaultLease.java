@@ -183,7 +183,7 @@ final class DefaultLease implements Lease {
     }
     if (to == LeaseState.LOST) {
       log.warn("lease on lock '{}' (token {}) is lost: {}", name, fencingToken, why);
-      client.forget(this);
+      client.leaseEnded(this);
     } else {
       log.debug("lease on lock '{}' (token {}): {} -> {} ({})", name, fencingToken, from, to, why);
     }

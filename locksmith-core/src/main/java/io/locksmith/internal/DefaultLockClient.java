@@ -285,10 +285,18 @@ public final class DefaultLockClient implements LockClient {
     return lease;
   }
 
-  /** Drops every reference the client keeps to a lease that ended. */
-  void forget(DefaultLease lease) {
+  /**
+   * A lease ended (lost): stop tracking it. A Lock view hold stays registered so that the thread's
+   * {@code unlock()} reports the loss instead of an {@link IllegalMonitorStateException}.
+   */
+  void leaseEnded(DefaultLease lease) {
     live.remove(lease);
     renewer.remove(lease);
+  }
+
+  /** Drops every reference the client keeps to a lease, including its Lock view hold. */
+  void forget(DefaultLease lease) {
+    leaseEnded(lease);
     if (lease.holdKey != null) {
       threadHolds.remove(lease.holdKey, lease);
     }
