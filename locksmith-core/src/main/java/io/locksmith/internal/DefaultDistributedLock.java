@@ -180,7 +180,7 @@ final class DefaultDistributedLock implements DistributedLock {
    * Blocks for an acquisition. An interrupt (if {@code interruptible}) cancels it — a grant racing
    * with the cancellation is given back — and is rethrown; otherwise it is restored on return.
    */
-  private static Optional<DefaultLease> await(CompletableFuture<Optional<DefaultLease>> result,
+  private Optional<DefaultLease> await(CompletableFuture<Optional<DefaultLease>> result,
       boolean interruptible) throws InterruptedException {
     boolean interrupted = false;
     try {
@@ -189,7 +189,9 @@ final class DefaultDistributedLock implements DistributedLock {
           return result.get();
         } catch (InterruptedException e) {
           if (interruptible) {
-            result.cancel(false);
+            if (!result.cancel(false)) {
+              giveBackIfGranted(result); // granted between the interrupt and the cancel
+            }
             throw e;
           }
           interrupted = true;
@@ -209,7 +211,7 @@ final class DefaultDistributedLock implements DistributedLock {
    * dependent stages may block (release the lease, call the lock again) without stalling the client;
    * cancelling the returned future cancels the acquisition.
    */
-  private static <T> CompletableFuture<T> linked(CompletableFuture<Optional<DefaultLease>> source,
+  private <T> CompletableFuture<T> linked(CompletableFuture<Optional<DefaultLease>> source,
       java.util.function.Function<Optional<DefaultLease>, T> mapping) {
     CompletableFuture<T> out = new CompletableFuture<>();
     source.whenCompleteAsync((lease, failure) -> {
@@ -217,17 +219,27 @@ final class DefaultDistributedLock implements DistributedLock {
         out.completeExceptionally(failure instanceof CancellationException ? failure : Futures.unwrap(failure));
         return;
       }
+      boolean delivered;
       try {
-        out.complete(mapping.apply(lease));
+        delivered = out.complete(mapping.apply(lease));
       } catch (RuntimeException e) {
-        out.completeExceptionally(e);
+        delivered = out.completeExceptionally(e);
+      }
+      if (!delivered) {
+        lease.ifPresent(client::giveBack); // the caller gave up first (cancel, orTimeout, …)
       }
     }, ForkJoinPool.commonPool());
     out.whenComplete((v, failure) -> {
-      if (out.isCancelled()) {
-        source.cancel(false);
+      if (failure != null) {
+        source.cancel(false); // no-op once the source completed; then the handler above gives back
       }
     });
     return out;
+  }
+
+  private void giveBackIfGranted(CompletableFuture<Optional<DefaultLease>> result) {
+    if (result.isDone() && !result.isCompletedExceptionally()) {
+      result.join().ifPresent(client::giveBack);
+    }
   }
 }

@@ -128,7 +128,10 @@ final class DefaultLease implements Lease {
 
   @Override
   public void close() {
-    if (!release()) {
+    if (state() == LeaseState.RELEASED) {
+      return; // closing after release() is the usual try-with-resources pattern, not a loss
+    }
+    if (!release() && state() == LeaseState.LOST) {
       log.warn("lease on lock '{}' (token {}) was lost before it was closed: work done under it may "
           + "have overlapped with another holder", name, fencingToken);
     }

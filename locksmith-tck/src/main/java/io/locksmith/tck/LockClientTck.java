@@ -449,6 +449,22 @@ public abstract class LockClientTck {
         .as("the cancelled acquisition left no hold behind").isTrue();
   }
 
+  @Test
+  void anAsyncCallerThatGivesUpLeavesNoPhantomHolder() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    LockClient c = client();
+    Lease held = a.lock(name()).acquire();
+    CompletableFuture<Lease> impatient = b.lock(name()).acquireAsync(Duration.ofSeconds(30))
+        .toCompletableFuture().orTimeout(200, TimeUnit.MILLISECONDS);
+    assertThatThrownBy(() -> impatient.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(TimeoutException.class);
+    held.release();
+    // had the abandoned acquisition been granted to nobody, its watched lease would block this for good
+    Lease third = c.lock(name()).acquire(Duration.ofSeconds(10));
+    assertThat(third.isHeld()).isTrue();
+    third.release();
+  }
+
   // ------------------------------------------------------------------ bad input
 
   @Test
