@@ -1,5 +1,6 @@
 package io.locksmith.redis;
 
+import static io.locksmith.tck.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -19,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -35,16 +35,6 @@ class RedisLockClientTest {
     return RedisLockClient.create(REDIS.server().uri());
   }
 
-  private static boolean eventually(Duration within, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + within.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      Thread.sleep(5); // polling interval of an assertion, not synchronisation
-    }
-    return condition.getAsBoolean();
-  }
 
   private static Map<String, Long> commandCalls(RedisServer server) {
     Map<String, Long> calls = new HashMap<>();

@@ -1,5 +1,6 @@
 package io.locksmith.tck;
 
+import static io.locksmith.tck.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -22,7 +23,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -83,17 +83,6 @@ public abstract class LockClientTck {
     clients.clear();
   }
 
-  /** Polls {@code condition} until it holds or {@code within} elapses. */
-  protected static boolean eventually(Duration within, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + within.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      Thread.sleep(5); // polling interval of an assertion, not synchronisation
-    }
-    return condition.getAsBoolean();
-  }
 
   // ------------------------------------------------------------------ exclusion
 
