@@ -5,8 +5,7 @@ import java.util.Optional;
 /**
  * One connection to a lock backend, handing out {@link DistributedLock}s by name. Create one per
  * backend and share it: it is thread-safe and expensive (connections, a renewal scheduler and an event
- * thread). Close it when done: pending acquisitions fail, held leases are released (best effort) and
- * every thread it started ends.
+ * thread). Close it when done (see {@link #close()}): every thread it started ends.
  *
  * <p>Lock names are validated: non-null, not blank, at most {@link ClientOptions#maxNameLength()}
  * characters. They are stored under the client's {@linkplain ClientOptions#namespace() namespace} and
@@ -66,7 +65,11 @@ public interface LockClient extends AutoCloseable {
    */
   boolean forceUnlock(String name);
 
-  /** Closes the client; idempotent. Never throws. */
+  /**
+   * Closes the client: pending acquisitions fail with {@link IllegalStateException}, held leases are
+   * released (all at once), and grants still in flight are given back, waiting at most 5 seconds in
+   * all; then connections and threads end. Idempotent; never throws.
+   */
   @Override
   void close();
 }

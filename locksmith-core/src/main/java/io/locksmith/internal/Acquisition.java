@@ -31,6 +31,9 @@ final class Acquisition {
   private final String owner;
   private final String waiterId;
   private final long deadline;
+  private final boolean unbounded;
+  /** Set once a backend wake-up reached this acquisition (a wake-up it must pass on if unused). */
+  private volatile boolean woken;
   private final DefaultLockClient.HoldKey holdKey;
   private final AtomicInteger phase = new AtomicInteger(IN_FLIGHT);
   private volatile ScheduledFuture<?> timer;
@@ -46,8 +49,8 @@ final class Acquisition {
     this.owner = owner;
     this.holdKey = holdKey;
     this.waiterId = waitNanos > 0 ? client.newWaiterId() : null;
-    long now = System.nanoTime();
-    this.deadline = waitNanos == Long.MAX_VALUE || now + waitNanos < now ? Long.MAX_VALUE : now + waitNanos;
+    this.unbounded = waitNanos == Long.MAX_VALUE;
+    this.deadline = System.nanoTime() + (unbounded ? 0 : waitNanos);
   }
 
   String waiterId() {
@@ -59,20 +62,41 @@ final class Acquisition {
     send();
   }
 
+  /**
+   * The backend woke this waiter. If the acquisition already ended, the wake-up is passed on at once so
+   * that the next waiter is not left to its backstop timer.
+   */
+  void wake() {
+    woken = true;
+    if (result.isDone()) {
+      client.backend().passWakeup(name);
+      return;
+    }
+    trigger();
+  }
+
   /** A wake-up or the backstop timer: start a round now, or right after the one in flight. */
   void trigger() {
     while (true) {
-      int p = phase.get();
       if (result.isDone()) {
         return;
       }
-      if (p == WAITING) {
+      boolean start = false;
+      synchronized (this) { // pairs with the timer assignment in onReply
         if (phase.compareAndSet(WAITING, IN_FLIGHT)) {
           cancelTimer();
-          send();
-          return;
+          start = true;
         }
-      } else if (p == IN_FLIGHT) {
+      }
+      if (start) {
+        send();
+        return;
+      }
+      int p = phase.get();
+      if (p == WAITING) {
+        continue;
+      }
+      if (p == IN_FLIGHT) {
         if (phase.compareAndSet(IN_FLIGHT, IN_FLIGHT_WOKEN)) {
           return;
         }
@@ -95,7 +119,7 @@ final class Acquisition {
       result.completeExceptionally(e);
       return;
     }
-    reply.whenComplete((r, failure) -> onReply(sentAt, r, failure));
+    client.track(reply.whenComplete((r, failure) -> onReply(sentAt, r, failure)));
   }
 
   private void onReply(long sentAt, AcquireReply reply, Throwable failure) {
@@ -110,15 +134,20 @@ final class Acquisition {
       }
       return;
     }
-    long remaining = deadline - System.nanoTime();
+    long remaining = unbounded ? Long.MAX_VALUE : deadline - System.nanoTime();
     if (waiterId == null || remaining <= 0) {
       result.complete(Optional.empty());
       return;
     }
-    if (phase.compareAndSet(IN_FLIGHT, WAITING)) {
-      long backstop = TimeUnit.MILLISECONDS.toNanos(Math.max(1, reply.retryAfterMillis()));
-      long delay = Math.min(backstop, remaining);
-      timer = client.schedule(this::trigger, delay);
+    boolean waiting = false;
+    synchronized (this) { // a wake-up cannot slip between the phase change and the timer it must cancel
+      if (phase.compareAndSet(IN_FLIGHT, WAITING)) {
+        long backstop = TimeUnit.MILLISECONDS.toNanos(Math.max(1, reply.retryAfterMillis()));
+        timer = client.schedule(this::trigger, Math.min(backstop, remaining));
+        waiting = true;
+      }
+    }
+    if (waiting) {
       if (result.isDone()) {
         cancelTimer();
       }
@@ -128,7 +157,7 @@ final class Acquisition {
     }
   }
 
-  private void cancelTimer() {
+  private synchronized void cancelTimer() {
     ScheduledFuture<?> t = timer;
     if (t != null) {
       t.cancel(false);
@@ -137,10 +166,14 @@ final class Acquisition {
 
   private void finish(Optional<DefaultLease> lease) {
     cancelTimer();
+    client.acquisitionDone(this);
     if (waiterId != null) {
       client.waiterDone(waiterId);
       if (lease == null || lease.isEmpty()) {
         client.backend().cancelWait(name, waiterId);
+        if (woken) {
+          client.backend().passWakeup(name); // a wake-up may have been meant for us: hand it on
+        }
       }
     }
   }

@@ -45,6 +45,8 @@ import org.slf4j.LoggerFactory;
 public final class DefaultLockClient implements LockClient {
   private static final Logger log = LoggerFactory.getLogger(DefaultLockClient.class);
   private static final SecureRandom RANDOM = new SecureRandom();
+  /** Longest time {@link #close()} waits for releases and replies in flight. */
+  static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(5);
 
   /** A Lock view hold: one lock name held by one thread. */
   record HoldKey(String name, Thread thread) {}
@@ -58,6 +60,9 @@ public final class DefaultLockClient implements LockClient {
   private final ConcurrentMap<String, Acquisition> waiters = new ConcurrentHashMap<>();
   private final ConcurrentMap<HoldKey, DefaultLease> threadHolds = new ConcurrentHashMap<>();
   private final Set<DefaultLease> live = ConcurrentHashMap.newKeySet();
+  /** Backend operations whose outcome the client still has to act on (grant replies, give-backs). */
+  private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
+  private final Set<Acquisition> running = ConcurrentHashMap.newKeySet();
   private final AtomicLong sequence = new AtomicLong();
   private volatile boolean closed;
 
@@ -155,14 +160,24 @@ public final class DefaultLockClient implements LockClient {
     }
     closed = true;
     IllegalStateException closing = new IllegalStateException("lock client " + clientId + " is closed");
-    for (Acquisition waiting : new ArrayList<>(waiters.values())) {
-      waiting.result.completeExceptionally(closing);
+    for (Acquisition acquisition : new ArrayList<>(running)) {
+      acquisition.result.completeExceptionally(closing);
     }
+    // Release every lease at once, then let replies in flight land (a grant that lands now is given
+    // back) before the backend goes: one bounded wait however many leases there are.
+    long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
     for (DefaultLease lease : new ArrayList<>(live)) {
+      track(releaseLeaseAsync(lease));
+    }
+    while (!inFlight.isEmpty() && System.nanoTime() < deadline) {
       try {
-        releaseLease(lease);
-      } catch (RuntimeException e) {
-        log.debug("could not release lock '{}' while closing: {}", lease.lockName(), e.toString());
+        CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
+            .get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      } catch (Exception failedOrSlow) {
+        log.debug("while closing: {}", failedOrSlow.toString());
       }
     }
     backend.close();
@@ -244,7 +259,7 @@ public final class DefaultLockClient implements LockClient {
   private void onWake(String name, String waiterId) {
     Acquisition acquisition = waiters.get(waiterId);
     if (acquisition != null) {
-      acquisition.trigger();
+      acquisition.wake();
     } else if (!closed) {
       backend.passWakeup(name); // the waiter gave up: hand the wake-up to the next one
     }
@@ -252,6 +267,19 @@ public final class DefaultLockClient implements LockClient {
 
   void waiterDone(String waiterId) {
     waiters.remove(waiterId);
+  }
+
+  void acquisitionDone(Acquisition acquisition) {
+    running.remove(acquisition);
+  }
+
+  /** Remembers a backend operation until it completes, so that {@link #close()} can wait for it. */
+  void track(java.util.concurrent.CompletionStage<?> stage) {
+    CompletableFuture<?> f = stage.toCompletableFuture();
+    if (!f.isDone()) {
+      inFlight.add(f);
+      f.whenComplete((v, e) -> inFlight.remove(f));
+    }
   }
 
   /**
@@ -262,12 +290,16 @@ public final class DefaultLockClient implements LockClient {
   Acquisition startAcquisition(String name, LockOptions lockOptions, long waitNanos, HoldKey holdKey) {
     ensureOpen();
     Acquisition acquisition = new Acquisition(this, name, lockOptions, newOwnerId(), waitNanos, holdKey);
+    running.add(acquisition);
     if (acquisition.waiterId() != null) {
       waiters.put(acquisition.waiterId(), acquisition);
-      if (closed) {
+    }
+    if (closed) { // close() began meanwhile and may not have seen this acquisition
+      running.remove(acquisition);
+      if (acquisition.waiterId() != null) {
         waiters.remove(acquisition.waiterId());
-        throw new IllegalStateException("lock client " + clientId + " is closed");
       }
+      throw new IllegalStateException("lock client " + clientId + " is closed");
     }
     acquisition.start();
     return acquisition;
@@ -307,7 +339,9 @@ public final class DefaultLockClient implements LockClient {
    * which must not wait for its own replies — and never throws.
    */
   void giveBack(DefaultLease lease) {
-    releaseLeaseAsync(lease).whenComplete((owned, failure) -> {
+    CompletableFuture<Boolean> release = releaseLeaseAsync(lease);
+    track(release);
+    release.whenComplete((owned, failure) -> {
       if (failure != null) {
         log.debug("could not give back lock '{}': {}", lease.lockName(), failure.toString());
       }

@@ -24,8 +24,13 @@ final class RedisExceptions {
         || (u instanceof RedisCommandExecutionException && String.valueOf(u.getMessage()).startsWith("NOSCRIPT"));
   }
 
+  /** Error replies that mean "not now" (loading, busy script, demoted master, failover, cluster down). */
+  private static final java.util.List<String> TRANSIENT =
+      java.util.List.of("LOADING", "BUSY", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN");
+
   /**
-   * An error reply from the server (wrong password, out of memory, script error) is a
+   * A transient error reply (see {@link #TRANSIENT}) is treated like an unreachable server. Any other
+   * error reply from the server (wrong password, out of memory, script error) is a
    * {@link LockException}; anything else — timeout, refused or dropped connection, rejected while
    * disconnected — means the server could not be reached: {@link BackendUnavailableException}.
    */
@@ -36,7 +41,11 @@ final class RedisExceptions {
     }
     for (Throwable c = u; c != null; c = c.getCause()) {
       if (c instanceof RedisCommandExecutionException) { // e.g. WRONGPASS wrapped in a connect failure
-        return new LockException("Redis refused to " + what + ": " + c.getMessage(), u);
+        String reply = String.valueOf(c.getMessage());
+        if (TRANSIENT.stream().anyMatch(reply::startsWith)) {
+          return new BackendUnavailableException("Redis cannot serve now, could not " + what + ": " + reply, u);
+        }
+        return new LockException("Redis refused to " + what + ": " + reply, u);
       }
     }
     return new BackendUnavailableException("Redis unavailable, could not " + what + ": " + u, u);
