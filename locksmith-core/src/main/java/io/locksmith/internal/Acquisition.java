@@ -37,6 +37,8 @@ final class Acquisition {
   private final DefaultLockClient.HoldKey holdKey;
   private final AtomicInteger phase = new AtomicInteger(IN_FLIGHT);
   private volatile ScheduledFuture<?> timer;
+  /** The round in flight (reply handling included); {@code close()} waits for it. */
+  private volatile CompletableFuture<?> round = CompletableFuture.completedFuture(null);
 
   /** Completes with the lease, empty at the deadline, or exceptionally; may be cancelled. */
   final CompletableFuture<Optional<DefaultLease>> result = new CompletableFuture<>();
@@ -51,6 +53,10 @@ final class Acquisition {
     this.waiterId = waitNanos > 0 ? client.newWaiterId() : null;
     this.unbounded = waitNanos == Long.MAX_VALUE;
     this.deadline = System.nanoTime() + (unbounded ? 0 : waitNanos);
+  }
+
+  CompletableFuture<?> round() {
+    return round;
   }
 
   String waiterId() {
@@ -119,7 +125,7 @@ final class Acquisition {
       result.completeExceptionally(e);
       return;
     }
-    client.track(reply.whenComplete((r, failure) -> onReply(sentAt, r, failure)));
+    round = reply.whenComplete((r, failure) -> onReply(sentAt, r, failure)).toCompletableFuture();
   }
 
   private void onReply(long sentAt, AcquireReply reply, Throwable failure) {

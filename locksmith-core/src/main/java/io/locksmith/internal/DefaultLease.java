@@ -353,9 +353,4 @@ final class DefaultLease implements Lease {
     holds = Math.max(0, holds - 1);
     return holds;
   }
-
-  /** Makes the lease RELEASED once an abandoned acquisition's grant is given back. */
-  void releasedWithoutHolder() {
-    transition(LeaseState.RELEASED, "granted after its acquisition was abandoned; given back");
-  }
 }

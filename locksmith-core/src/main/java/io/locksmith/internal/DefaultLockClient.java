@@ -60,7 +60,7 @@ public final class DefaultLockClient implements LockClient {
   private final ConcurrentMap<String, Acquisition> waiters = new ConcurrentHashMap<>();
   private final ConcurrentMap<HoldKey, DefaultLease> threadHolds = new ConcurrentHashMap<>();
   private final Set<DefaultLease> live = ConcurrentHashMap.newKeySet();
-  /** Backend operations whose outcome the client still has to act on (grant replies, give-backs). */
+  /** Operations {@link #close()} waits for: rounds it interrupted, releases and give-backs. */
   private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
   private final Set<Acquisition> running = ConcurrentHashMap.newKeySet();
   private final AtomicLong sequence = new AtomicLong();
@@ -162,6 +162,7 @@ public final class DefaultLockClient implements LockClient {
     IllegalStateException closing = new IllegalStateException("lock client " + clientId + " is closed");
     for (Acquisition acquisition : new ArrayList<>(running)) {
       acquisition.result.completeExceptionally(closing);
+      track(acquisition.round()); // a grant in this round is given back before the backend closes
     }
     // Release every lease at once, then let replies in flight land (a grant that lands now is given
     // back) before the backend goes: one bounded wait however many leases there are.
@@ -345,7 +346,6 @@ public final class DefaultLockClient implements LockClient {
       if (failure != null) {
         log.debug("could not give back lock '{}': {}", lease.lockName(), failure.toString());
       }
-      lease.releasedWithoutHolder();
     });
   }
 
