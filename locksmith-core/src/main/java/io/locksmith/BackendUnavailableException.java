@@ -8,6 +8,11 @@ package io.locksmith;
 public class BackendUnavailableException extends LockException {
   private static final long serialVersionUID = 1L;
 
+  /** @param message what could not be done, and why */
+  public BackendUnavailableException(String message) {
+    super(message, null);
+  }
+
   /**
    * @param message what could not be done
    * @param cause the client library's exception, kept for diagnosis

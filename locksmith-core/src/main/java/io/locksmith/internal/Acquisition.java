@@ -8,7 +8,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One attempt to acquire a lock within a wait, as a non-blocking state machine; the blocking methods
@@ -24,6 +27,9 @@ final class Acquisition {
   private static final int WAITING = 0;
   private static final int IN_FLIGHT = 1;
   private static final int IN_FLIGHT_WOKEN = 2;
+  /** Upper bound of the random delay before retrying after a grant that came too late. */
+  private static final long LATE_GRANT_RETRY_MILLIS = 50;
+  private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
 
   private final DefaultLockClient client;
   private final String name;
@@ -133,6 +139,19 @@ final class Acquisition {
       result.completeExceptionally(Futures.unwrap(failure));
       return;
     }
+    if (reply.granted() && validityLeft(sentAt) <= 0) {
+      // The reply came too late (a pause, a slow network or a slow quorum): the lease may already have
+      // run out on the server and the lock be someone else's. Not a grant; give back what we got, and
+      // go on only once that is done, so that the release cannot overtake this owner's next attempt.
+      log.warn("lock '{}' was granted with no validity left (lease {}, drift allowance {}); giving it "
+          + "back", name, options.leaseTime(), client.options().driftFor(options.leaseTime()));
+      AcquireReply refusal = AcquireReply.busy(
+          ThreadLocalRandom.current().nextLong(1, LATE_GRANT_RETRY_MILLIS + 1));
+      CompletableFuture<?> givenBack = client.giveBack(name, owner).handle((v, f) -> null)
+          .thenRun(() -> onReply(sentAt, refusal, null));
+      round = givenBack;
+      return;
+    }
     if (reply.granted()) {
       DefaultLease lease = client.newLease(name, owner, options, reply, sentAt, holdKey);
       if (!result.complete(Optional.of(lease))) {
@@ -161,6 +180,12 @@ final class Acquisition {
       phase.set(IN_FLIGHT); // woken while in flight: the lock may be free now
       send();
     }
+  }
+
+  /** Validity of a grant whose request was sent at {@code sentAt}: lease − elapsed − drift. */
+  private long validityLeft(long sentAt) {
+    long elapsed = client.ticker().nanoTime() - sentAt;
+    return options.leaseTime().toNanos() - elapsed - client.options().driftFor(options.leaseTime()).toNanos();
   }
 
   private synchronized void cancelTimer() {

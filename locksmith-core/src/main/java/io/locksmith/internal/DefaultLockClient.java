@@ -22,6 +22,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
@@ -346,6 +347,27 @@ public final class DefaultLockClient implements LockClient {
       if (failure != null) {
         log.debug("could not give back lock '{}': {}", lease.lockName(), failure.toString());
       }
+    });
+  }
+
+  /**
+   * Releases a grant that never became a lease (it arrived with no validity left).
+   *
+   * @return completes, never exceptionally, once the backend answered or gave up
+   */
+  CompletableFuture<Void> giveBack(String name, String owner) {
+    CompletionStage<Integer> release;
+    try {
+      release = backend.release(name, owner, true);
+    } catch (RuntimeException e) {
+      release = CompletableFuture.failedFuture(e);
+    }
+    track(release);
+    return release.toCompletableFuture().handle((left, failure) -> {
+      if (failure != null) {
+        log.debug("could not give back lock '{}': {}", name, failure.toString());
+      }
+      return null;
     });
   }
 

@@ -13,6 +13,7 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.locksmith.BackendUnavailableException;
 import io.locksmith.Capabilities;
 import io.locksmith.FencingGuarantee;
 import io.locksmith.LockInfo;
@@ -29,7 +30,10 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,32 +49,88 @@ final class RedisBackend implements LockBackend {
       EnumSet.of(LockKind.EXCLUSIVE), FencingGuarantee.CLOCK_FLOORED, true);
   /** Keys per renewal script call: keeps one call short on the server's single thread. */
   private static final int RENEW_CHUNK = 256;
+  /** Least time between two attempts to connect a node that could not be reached (Redlock). */
+  private static final long RECONNECT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  /** How the acquire script mints a token; see acquire.lua. */
+  enum TokenRule {
+    /** {@code max(last + 1, server µs)}: one node decides alone. */
+    TIME_FLOORED("t"),
+    /** {@code last + 1}, seeded by server µs: Redlock nodes stay in step. */
+    COUNTER("c");
+
+    final String arg;
+
+    TokenRule(String arg) {
+      this.arg = arg;
+    }
+  }
 
   private final RedisURI uri;
   private final Duration commandTimeout;
   private final long waiterRecheckMillis;
   private final long fenceRetentionMillis;
+  private final TokenRule tokenRule;
+  /** Shared resources owned by someone else (Redlock), or null to create and own them. */
+  private final ClientResources sharedResources;
   private ClientResources resources;
   private RedisClient client;
-  private StatefulRedisConnection<String, String> connection;
-  private StatefulRedisPubSubConnection<String, String> pubsub;
-  private RedisAsyncCommands<String, String> commands;
+  private BackendContext context;
   private RedisKeys keys;
   private String channelPrefix;
+  // set once connected; null while a lenient node has never been reached
+  private volatile StatefulRedisConnection<String, String> connection;
+  private volatile StatefulRedisPubSubConnection<String, String> pubsub;
+  private volatile RedisAsyncCommands<String, String> commands;
+  private volatile boolean closed;
+  private final AtomicBoolean connecting = new AtomicBoolean();
+  private volatile long lastAttempt;
 
   RedisBackend(RedisURI uri, Duration commandTimeout, Duration waiterRecheck, Duration fenceRetention) {
+    this(uri, commandTimeout, waiterRecheck, fenceRetention, TokenRule.TIME_FLOORED, null);
+  }
+
+  RedisBackend(RedisURI uri, Duration commandTimeout, Duration waiterRecheck, Duration fenceRetention,
+      TokenRule tokenRule, ClientResources sharedResources) {
     this.uri = uri;
     this.commandTimeout = commandTimeout;
     this.waiterRecheckMillis = waiterRecheck.toMillis();
     this.fenceRetentionMillis = fenceRetention.toMillis();
+    this.tokenRule = tokenRule;
+    this.sharedResources = sharedResources;
   }
 
+  /** Connects, loads the scripts and subscribes, or fails: one node is all there is. */
   @Override
   public void open(BackendContext context) {
+    try {
+      // connect, load scripts, subscribe: three steps each bounded by the command timeout
+      openAsync(context).get(commandTimeout.toMillis() * 3 + 1000, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      close();
+      Thread.currentThread().interrupt();
+      throw new BackendUnavailableException("interrupted while connecting to "
+          + RedisLockClient.describe(uri), e);
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      close();
+      throw RedisExceptions.translate(e, "connect to " + RedisLockClient.describe(uri)
+          + " within " + commandTimeout.toMillis() + " ms");
+    }
+  }
+
+  /**
+   * Starts connecting without waiting. A node that cannot be reached now is tried again, at most once a
+   * second, whenever an operation needs it; until then its operations fail at once (Redlock counts them
+   * as failed nodes).
+   *
+   * @return completes when connected, or exceptionally with the first attempt's failure
+   */
+  CompletableFuture<Void> openAsync(BackendContext context) {
+    this.context = context;
     keys = new RedisKeys(context.namespace());
     channelPrefix = keys.channelPrefix();
-    String channel = channelPrefix + context.clientId();
-    resources = DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2).build();
+    resources = sharedResources != null ? sharedResources
+        : DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2).build();
     client = RedisClient.create(resources, uri);
     client.setOptions(io.lettuce.core.ClientOptions.builder()
         .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
@@ -79,33 +139,84 @@ final class RedisBackend implements LockBackend {
         .disconnectedBehavior(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
         .autoReconnect(true)
         .build());
-    try {
-      connection = client.connect(StringCodec.UTF8);
-      connection.setTimeout(commandTimeout);
-      commands = connection.async();
-      for (RedisScript script : RedisScript.ALL) {
-        String sha = connection.sync().scriptLoad(script.text);
-        if (!script.sha.equals(sha)) {
-          throw new IllegalStateException("server digest " + sha + " differs for " + script);
+    connecting.set(true);
+    return connect();
+  }
+
+  /** One attempt: command connection, scripts, pub/sub subscription; publishes them only if all work. */
+  private CompletableFuture<Void> connect() {
+    lastAttempt = System.nanoTime();
+    String channel = channelPrefix + context.clientId();
+    List<AutoCloseable> opened = new ArrayList<>();
+    CompletableFuture<Void> done = client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture()
+        .thenCompose(conn -> {
+          opened.add(conn);
+          conn.setTimeout(commandTimeout);
+          List<CompletableFuture<String>> loads = new ArrayList<>();
+          for (RedisScript script : RedisScript.ALL) {
+            loads.add(conn.async().scriptLoad(script.text).toCompletableFuture().thenApply(sha -> {
+              if (!script.sha.equals(sha)) {
+                throw new IllegalStateException("server digest " + sha + " differs for " + script);
+              }
+              return sha;
+            }));
+          }
+          return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]))
+              .thenCompose(v -> client.connectPubSubAsync(StringCodec.UTF8, uri).toCompletableFuture())
+              .thenCompose(ps -> {
+                opened.add(ps);
+                ps.setTimeout(commandTimeout);
+                ps.addListener(new RedisPubSubAdapter<>() {
+                  @Override
+                  public void message(String ch, String message) {
+                    int space = message.indexOf(' ');
+                    if (ch.equals(channel) && space > 0) {
+                      context.wakeups().wake(message.substring(space + 1), message.substring(0, space));
+                    }
+                  }
+                });
+                return ps.async().subscribe(channel).toCompletableFuture().thenAccept(v -> {
+                  pubsub = ps;
+                  connection = conn;
+                  commands = conn.async();
+                });
+              });
+        });
+    return done.whenComplete((v, failure) -> {
+      connecting.set(false);
+      if (failure != null || closed) {
+        if (failure == null) {
+          commands = null;
         }
-      }
-      pubsub = client.connectPubSub(StringCodec.UTF8);
-      pubsub.setTimeout(commandTimeout);
-      pubsub.addListener(new RedisPubSubAdapter<>() {
-        @Override
-        public void message(String ch, String message) {
-          int space = message.indexOf(' ');
-          if (ch.equals(channel) && space > 0) {
-            context.wakeups().wake(message.substring(space + 1), message.substring(0, space));
+        for (AutoCloseable c : opened) {
+          try {
+            c.close();
+          } catch (Exception e) {
+            log.debug("closing a half-open connection: {}", e.toString());
           }
         }
-      });
-      pubsub.sync().subscribe(channel);
-    } catch (RuntimeException e) {
-      close();
-      throw RedisExceptions.translate(e, "connect to " + RedisLockClient.describe(uri)
-          + " within " + commandTimeout.toMillis() + " ms");
+      }
+    });
+  }
+
+  /** The command interface, or a reason to fail fast (and a reconnect attempt) if never connected. */
+  private RedisAsyncCommands<String, String> commands(String what) {
+    RedisAsyncCommands<String, String> c = commands;
+    if (c != null) {
+      return c;
     }
+    if (!closed && System.nanoTime() - lastAttempt > RECONNECT_INTERVAL_NANOS
+        && connecting.compareAndSet(false, true)) {
+      connect().whenComplete((v, f) -> {
+        if (f != null) {
+          log.debug("still cannot connect to {}: {}", RedisLockClient.describe(uri), f.toString());
+        } else {
+          log.info("connected to {}", RedisLockClient.describe(uri));
+        }
+      });
+    }
+    throw new BackendUnavailableException("Redis " + RedisLockClient.describe(uri)
+        + " is not connected, could not " + what);
   }
 
   @Override
@@ -118,7 +229,9 @@ final class RedisBackend implements LockBackend {
       String[] scriptKeys, String... args) {
     CompletableFuture<T> out = new CompletableFuture<>();
     RedisFuture<T> first;
+    RedisAsyncCommands<String, String> commands;
     try {
+      commands = commands(what);
       first = commands.evalsha(script.sha, type, scriptKeys, args);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(RedisExceptions.translate(e, what));
@@ -146,17 +259,41 @@ final class RedisBackend implements LockBackend {
   @Override
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
       AcquireMode mode, String waiterId) {
+    return acquireRaw(name, owner, leaseMillis, mode, waiterId).thenApply(RedisBackend::toAcquireReply);
+  }
+
+  /**
+   * The acquire script's reply as it comes: {@code {1, token, holds}}, {@code {0, retryMillis,
+   * lastToken}} or {@code {-1}}.
+   */
+  CompletionStage<List<Object>> acquireRaw(String name, String owner, long leaseMillis,
+      AcquireMode mode, String waiterId) {
     String lock = keys.lock(name);
-    CompletionStage<List<Object>> reply = run(RedisScript.ACQUIRE, ScriptOutputType.MULTI,
-        "acquire lock '" + name + "'",
+    return run(RedisScript.ACQUIRE, ScriptOutputType.MULTI, "acquire lock '" + name + "'",
         new String[] {lock, RedisKeys.waiters(lock), RedisKeys.fence(lock)},
         owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
         waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
-        Long.toString(fenceRetentionMillis));
-    return reply.thenApply(RedisBackend::toAcquireReply);
+        Long.toString(fenceRetentionMillis), tokenRule.arg);
   }
 
-  private static AcquireReply toAcquireReply(List<Object> r) {
+  /**
+   * Raises this node's token counter for {@code name} to at least {@code token} and, if {@code owner}
+   * holds the lock here, records the token on its hold.
+   *
+   * @param owner the owner, or {@code ""} to raise the counter only
+   */
+  CompletionStage<Long> raiseFence(String name, String owner, long token) {
+    String lock = keys.lock(name);
+    return run(RedisScript.RAISE_FENCE, ScriptOutputType.INTEGER, "raise the token of '" + name + "'",
+        new String[] {lock, RedisKeys.fence(lock)}, owner, Long.toString(token),
+        Long.toString(fenceRetentionMillis));
+  }
+
+  String description() {
+    return RedisLockClient.describe(uri);
+  }
+
+  static AcquireReply toAcquireReply(List<Object> r) {
     long code = (Long) r.get(0);
     if (code == 1) {
       return AcquireReply.granted(Long.parseLong((String) r.get(1)), ((Long) r.get(2)).intValue());
@@ -207,7 +344,7 @@ final class RedisBackend implements LockBackend {
   @Override
   public void cancelWait(String name, String waiterId) {
     try {
-      commands.zrem(RedisKeys.waiters(keys.lock(name)), waiterId);
+      commands("remove a waiter").zrem(RedisKeys.waiters(keys.lock(name)), waiterId);
     } catch (RuntimeException e) {
       log.debug("could not remove waiter {} of '{}': {}", waiterId, name, e.toString());
     }
@@ -245,6 +382,8 @@ final class RedisBackend implements LockBackend {
 
   @Override
   public void close() {
+    closed = true;
+    commands = null;
     try {
       if (pubsub != null) {
         pubsub.close();
@@ -258,7 +397,7 @@ final class RedisBackend implements LockBackend {
     if (client != null) {
       client.shutdown(0, 2, TimeUnit.SECONDS);
     }
-    if (resources != null) {
+    if (resources != null && resources != sharedResources) {
       try {
         resources.shutdown(0, 2, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
       } catch (Exception e) {

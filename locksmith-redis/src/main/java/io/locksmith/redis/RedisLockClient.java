@@ -1,16 +1,10 @@
 package io.locksmith.redis;
 
 import io.lettuce.core.RedisURI;
-import io.locksmith.Capabilities;
 import io.locksmith.ClientOptions;
-import io.locksmith.DistributedLock;
-import io.locksmith.LockClient;
-import io.locksmith.LockInfo;
-import io.locksmith.LockOptions;
 import io.locksmith.internal.DefaultLockClient;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.Optional;
 
 /**
  * Locks on one Redis server (or a master you point at directly), through Lettuce.
@@ -44,7 +38,7 @@ import java.util.Optional;
  *
  * <p>Thread-safe; create one per application and close it at shutdown.
  */
-public final class RedisLockClient implements LockClient {
+public final class RedisLockClient extends ForwardingLockClient {
   /** Default command timeout, 2 s. */
   public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(2);
   /** Default longest interval between a waiter's own re-checks, 5 s. */
@@ -52,13 +46,12 @@ public final class RedisLockClient implements LockClient {
   /** Default retention of a lock name's last fencing token after its last grant, 24 h. */
   public static final Duration DEFAULT_FENCE_RETENTION = Duration.ofHours(24);
 
-  private final DefaultLockClient delegate;
   private final RedisURI uri;
 
   private RedisLockClient(Builder b) {
+    super(new DefaultLockClient(
+        new RedisBackend(b.redisUri, b.commandTimeout, b.waiterRecheck, b.fenceRetention), b.options));
     this.uri = b.redisUri;
-    this.delegate = new DefaultLockClient(
-        new RedisBackend(b.redisUri, b.commandTimeout, b.waiterRecheck, b.fenceRetention), b.options);
   }
 
   /**
@@ -88,46 +81,6 @@ public final class RedisLockClient implements LockClient {
   static String describe(RedisURI uri) {
     return (uri.isSsl() ? "rediss://" : "redis://") + uri.getHost() + ":" + uri.getPort()
         + (uri.getDatabase() != 0 ? "/" + uri.getDatabase() : "");
-  }
-
-  @Override
-  public DistributedLock lock(String name) {
-    return delegate.lock(name);
-  }
-
-  @Override
-  public DistributedLock lock(String name, LockOptions options) {
-    return delegate.lock(name, options);
-  }
-
-  @Override
-  public Capabilities capabilities() {
-    return delegate.capabilities();
-  }
-
-  @Override
-  public ClientOptions options() {
-    return delegate.options();
-  }
-
-  @Override
-  public String clientId() {
-    return delegate.clientId();
-  }
-
-  @Override
-  public Optional<LockInfo> inspect(String name) {
-    return delegate.inspect(name);
-  }
-
-  @Override
-  public boolean forceUnlock(String name) {
-    return delegate.forceUnlock(name);
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
   }
 
   @Override
@@ -209,26 +162,32 @@ public final class RedisLockClient implements LockClient {
       Objects.requireNonNull(waiterRecheck, "waiterRecheck");
       Objects.requireNonNull(fenceRetention, "fenceRetention");
       Objects.requireNonNull(options, "options");
-      if (!uri.startsWith("redis://") && !uri.startsWith("rediss://")) {
-        throw new IllegalArgumentException("uri must start with redis:// or rediss://, was '"
-            + uri.replaceAll("//[^@/]*@", "//***@") + "'");
-      }
-      try {
-        redisUri = RedisURI.create(uri);
-      } catch (RuntimeException e) {
-        throw new IllegalArgumentException("not a valid Redis URI: " + e.getMessage(), e);
-      }
-      positive("commandTimeout", commandTimeout, Duration.ofMillis(1));
-      positive("waiterRecheck", waiterRecheck, Duration.ofMillis(10));
-      positive("fenceRetention", fenceRetention, Duration.ofSeconds(1));
+      redisUri = parseUri(uri);
+      atLeast("commandTimeout", commandTimeout, Duration.ofMillis(1));
+      atLeast("waiterRecheck", waiterRecheck, Duration.ofMillis(10));
+      atLeast("fenceRetention", fenceRetention, Duration.ofSeconds(1));
       redisUri.setTimeout(commandTimeout);
       return new RedisLockClient(this);
     }
+  }
 
-    private static void positive(String what, Duration d, Duration min) {
-      if (d.compareTo(min) < 0) {
-        throw new IllegalArgumentException(what + " must be at least " + min + ", was " + d);
-      }
+  /** @throws IllegalArgumentException if {@code uri} is not a redis:// or rediss:// URI */
+  static RedisURI parseUri(String uri) {
+    if (!uri.startsWith("redis://") && !uri.startsWith("rediss://")) {
+      throw new IllegalArgumentException("uri must start with redis:// or rediss://, was '"
+          + uri.replaceAll("//[^@/]*@", "//***@") + "'");
+    }
+    try {
+      return RedisURI.create(uri);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("not a valid Redis URI: " + e.getMessage(), e);
+    }
+  }
+
+  /** @throws IllegalArgumentException if {@code d} is shorter than {@code min} */
+  static void atLeast(String what, Duration d, Duration min) {
+    if (d.compareTo(min) < 0) {
+      throw new IllegalArgumentException(what + " must be at least " + min + ", was " + d);
     }
   }
 }

@@ -15,7 +15,9 @@ final class RedisScript {
   static final RedisScript FORCE_UNLOCK = load("force-unlock.lua", true);
   static final RedisScript PASS_WAKEUP = load("pass-wakeup.lua", true);
   static final RedisScript INSPECT = load("inspect.lua", false);
-  static final RedisScript[] ALL = {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT};
+  static final RedisScript RAISE_FENCE = load("raise-fence.lua", false);
+  static final RedisScript[] ALL =
+      {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE};
 
   final String name;
   final String text;

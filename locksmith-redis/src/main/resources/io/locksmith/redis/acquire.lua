@@ -2,8 +2,9 @@
 -- KEYS[2] waiters zset (member = waiter id, score = deadline in server ms)
 -- KEYS[3] fence: last token minted for this name
 -- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] 'n' new | 'r' re-entry only, ARGV[4] waiter id or '',
--- ARGV[5] longest backstop before a waiter re-checks (ms), ARGV[6] fence key TTL (ms)
--- Returns {1, token, holds} granted | {0, retry_ms} busy | {-1} re-entry whose hold is gone
+-- ARGV[5] longest backstop before a waiter re-checks (ms), ARGV[6] fence key TTL (ms),
+-- ARGV[7] token rule: 't' max(last + 1, server time) | 'c' last + 1, server time only when no last
+-- Returns {1, token, holds} granted | {0, retry_ms, last} busy | {-1} re-entry whose hold is gone
 redis.replicate_commands()
 local owner = redis.call('HGET', KEYS[1], 'o')
 if owner == ARGV[1] then
@@ -20,9 +21,16 @@ if not owner then
   -- while the data survives; the time floor keeps them increasing after the counter is lost (restart
   -- without persistence, failover to a replica that missed it) as long as this server's clock is ahead
   -- of the one that minted the last token. Formatted with %.0f: tostring() would print 1.7e+15.
+  -- Rule 'c' (Redlock) keeps the nodes' counters equal, so a quorum usually agrees on one token
+  -- without a second round; the time seed covers a node that lost its counter.
   local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
   local last = tonumber(redis.call('GET', KEYS[3]) or '0')
-  local token = string.format('%.0f', math.max(micros, last + 1))
+  local token
+  if ARGV[7] == 'c' and last > 0 then
+    token = string.format('%.0f', last + 1)
+  else
+    token = string.format('%.0f', math.max(micros, last + 1))
+  end
   redis.call('HSET', KEYS[1], 'o', ARGV[1], 'c', 1, 't', token)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('SET', KEYS[3], token, 'PX', ARGV[6])
@@ -42,4 +50,4 @@ if ARGV[4] ~= '' then
   redis.call('ZADD', KEYS[2], now_ms + retry + 2000, ARGV[4])
   redis.call('PEXPIRE', KEYS[2], retry + 4000)
 end
-return {0, retry}
+return {0, retry, redis.call('GET', KEYS[3]) or '0'}

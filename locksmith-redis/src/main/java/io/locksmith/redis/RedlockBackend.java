@@ -1,0 +1,590 @@
+package io.locksmith.redis;
+
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.locksmith.BackendUnavailableException;
+import io.locksmith.Capabilities;
+import io.locksmith.FencingGuarantee;
+import io.locksmith.LockException;
+import io.locksmith.LockInfo;
+import io.locksmith.LockKind;
+import io.locksmith.spi.AcquireMode;
+import io.locksmith.spi.AcquireReply;
+import io.locksmith.spi.BackendContext;
+import io.locksmith.spi.LockBackend;
+import io.locksmith.spi.RenewRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Redlock over N independent Redis masters, each a {@link RedisBackend} running the same scripts as a
+ * single node. Every operation goes to all nodes at once; a result needs a majority.
+ *
+ * <p><b>Acquire</b> decides as soon as the outcome is known: granted by a majority, or a majority can
+ * no longer be reached. A failed attempt releases on every node (the release follows the acquire on
+ * each node's connection, so it also clears a node that grants late). Validity (lease − elapsed −
+ * drift, elapsed from before the first send) is checked by the core when the reply arrives.
+ *
+ * <p><b>Fencing token.</b> Each node keeps a counter per lock name and grants with {@code counter + 1}
+ * (seeded by its clock when it has none). The token is the highest value among the granting majority;
+ * before the grant is reported, the nodes of that majority that returned less are raised to it, so
+ * every reported token is held by a majority of counters. Any later grant needs a majority too, which
+ * shares a node with it, and that node grants above it. Hence tokens strictly increase while no shared
+ * node loses its counter; a node that loses it (restart without persistence) falls back to its clock.
+ * Usually the counters are in step and no second round is needed; lagging nodes are raised in the
+ * background.
+ */
+final class RedlockBackend implements LockBackend {
+  private static final Logger log = LoggerFactory.getLogger(RedlockBackend.class);
+  private static final Capabilities CAPABILITIES = new Capabilities("redlock",
+      EnumSet.of(LockKind.EXCLUSIVE), FencingGuarantee.CLOCK_FLOORED, true);
+
+  private final List<RedisBackend> nodes;
+  private final int quorum;
+  private final Duration nodeTimeout;
+  private final long retryDelayMillis;
+  private final ClientResources resources;
+
+  RedlockBackend(List<io.lettuce.core.RedisURI> uris, Duration nodeTimeout, Duration retryDelay,
+      Duration waiterRecheck, Duration fenceRetention) {
+    this.resources = DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2)
+        .build();
+    this.nodes = new ArrayList<>();
+    for (io.lettuce.core.RedisURI uri : uris) {
+      nodes.add(new RedisBackend(uri, nodeTimeout, waiterRecheck, fenceRetention,
+          RedisBackend.TokenRule.COUNTER, resources));
+    }
+    this.quorum = uris.size() / 2 + 1;
+    this.nodeTimeout = nodeTimeout;
+    this.retryDelayMillis = retryDelay.toMillis();
+  }
+
+  int quorum() {
+    return quorum;
+  }
+
+  List<String> nodeDescriptions() {
+    return nodes.stream().map(RedisBackend::description).toList();
+  }
+
+  /** Connects to every node at once; a minority may be down and is retried on use. */
+  @Override
+  public void open(BackendContext context) {
+    List<CompletableFuture<Void>> connects = new ArrayList<>();
+    for (RedisBackend node : nodes) {
+      connects.add(node.openAsync(context));
+    }
+    long deadline = System.nanoTime() + nodeTimeout.toNanos() * 3 + TimeUnit.SECONDS.toNanos(1);
+    int connected = 0;
+    List<String> down = new ArrayList<>();
+    for (int i = 0; i < nodes.size(); i++) {
+      try {
+        connects.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        connected++;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        close();
+        throw new BackendUnavailableException("interrupted while connecting to the Redlock nodes", e);
+      } catch (ExecutionException | TimeoutException e) {
+        down.add(nodes.get(i).description() + " (" + RedisExceptions.unwrap(e) + ")");
+      }
+    }
+    if (connected < quorum) {
+      close();
+      throw new BackendUnavailableException("only " + connected + " of " + nodes.size()
+          + " Redlock nodes could be reached, " + quorum + " needed; unreachable: " + down);
+    }
+    if (!down.isEmpty()) {
+      log.warn("Redlock starts with {} of {} nodes; unreachable for now: {}", connected, nodes.size(), down);
+    }
+  }
+
+  @Override
+  public Capabilities capabilities() {
+    return CAPABILITIES;
+  }
+
+  // ------------------------------------------------------------------ acquire
+
+  @Override
+  public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
+      AcquireMode mode, String waiterId) {
+    AcquireRound round = new AcquireRound(name, owner, mode);
+    for (int i = 0; i < nodes.size(); i++) {
+      int node = i;
+      CompletionStage<List<Object>> reply;
+      try {
+        reply = nodes.get(i).acquireRaw(name, owner, leaseMillis, mode, waiterId);
+      } catch (RuntimeException e) {
+        reply = CompletableFuture.failedFuture(e);
+      }
+      reply.whenComplete((r, f) -> round.onNodeReply(node, r, f));
+    }
+    return round.result;
+  }
+
+  /** One acquire sent to every node; decides as soon as the replies so far settle the outcome. */
+  private final class AcquireRound {
+    final String name;
+    final String owner;
+    final AcquireMode mode;
+    final CompletableFuture<AcquireReply> result = new CompletableFuture<>();
+    /** Per node: its token if granted, else null. */
+    final Long[] tokens = new Long[nodes.size()];
+    /** Per node: its counter if it refused, else null. */
+    final Long[] counters = new Long[nodes.size()];
+    /** Per node: whether it failed to answer (it may still have granted). */
+    final boolean[] failedNodes = new boolean[nodes.size()];
+    int granted;
+    int refused;
+    int failed;
+    long minRetry = Long.MAX_VALUE;
+    int holds;
+    Throwable firstFailure;
+    /** Set once decided: the token to raise late nodes to, or -1 if the round failed. */
+    long decidedToken;
+    boolean decided;
+
+    AcquireRound(String name, String owner, AcquireMode mode) {
+      this.name = name;
+      this.owner = owner;
+      this.mode = mode;
+    }
+
+    void onNodeReply(int node, List<Object> reply, Throwable failure) {
+      Runnable next;
+      synchronized (this) {
+        if (failure != null) {
+          failed++;
+          failedNodes[node] = true;
+          if (firstFailure == null) {
+            firstFailure = RedisExceptions.unwrap(failure);
+          }
+        } else {
+          AcquireReply r = RedisBackend.toAcquireReply(reply);
+          if (r.granted()) {
+            granted++;
+            tokens[node] = r.fencingToken();
+            holds = Math.max(holds, r.holdCount());
+          } else {
+            refused++;
+            if (!r.lost()) {
+              minRetry = Math.min(minRetry, r.retryAfterMillis());
+              counters[node] = Long.parseLong(String.valueOf(reply.get(2)));
+            }
+          }
+        }
+        if (decided) {
+          long token = decidedToken;
+          next = () -> catchUp(node, token);
+        } else {
+          next = decide();
+        }
+      }
+      if (next != null) {
+        next.run();
+      }
+    }
+
+    /** Guarded by this. Returns what to do outside the monitor once the outcome is known. */
+    private Runnable decide() {
+      if (granted >= quorum) {
+        decided = true;
+        long token = 0;
+        for (Long t : tokens) {
+          if (t != null) {
+            token = Math.max(token, t);
+          }
+        }
+        decidedToken = token;
+        if (mode == AcquireMode.REENTER) {
+          AcquireReply reply = AcquireReply.granted(token, holds);
+          return () -> result.complete(reply);
+        }
+        return commit(token);
+      }
+      // A failure waits for every node (each bounded by the node timeout), so that its clean-up
+      // releases are queued on every connection before the caller can start another round: a late
+      // release must never land after, and undo, the next round's grant of the same owner.
+      if (refused + failed > nodes.size() - quorum && granted + refused + failed == nodes.size()) {
+        decided = true;
+        decidedToken = -1;
+        return this::fail;
+      }
+      return null; // not settled yet
+    }
+
+    /**
+     * Guarded by this. Makes {@code token} held by a majority before reporting it: nodes that granted
+     * less are raised (and waited for) only if those that granted exactly {@code token} are too few.
+     */
+    private Runnable commit(long token) {
+      int atToken = 0;
+      List<Integer> lagging = new ArrayList<>();
+      for (int i = 0; i < tokens.length; i++) {
+        if (tokens[i] != null) {
+          if (tokens[i] == token) {
+            atToken++;
+          } else {
+            lagging.add(i);
+          }
+        }
+      }
+      int holdsNow = holds;
+      List<Integer> behind = new ArrayList<>();
+      for (int i = 0; i < counters.length; i++) {
+        if (counters[i] != null && counters[i] < token) {
+          behind.add(i);
+        }
+      }
+      if (atToken >= quorum) {
+        return () -> {
+          result.complete(AcquireReply.granted(token, holdsNow));
+          lagging.forEach(i -> raise(i, owner, token));
+          behind.forEach(i -> raise(i, "", token));
+        };
+      }
+      int needed = quorum - atToken;
+      return () -> {
+        behind.forEach(i -> raise(i, "", token));
+        List<CompletableFuture<Boolean>> raises = new ArrayList<>();
+        for (int i : lagging) {
+          raises.add(raise(i, owner, token));
+        }
+        Tally.atLeast(raises, needed).whenComplete((enough, f) -> {
+          if (Boolean.TRUE.equals(enough)) {
+            result.complete(AcquireReply.granted(token, holdsNow));
+          } else {
+            log.debug("Redlock: token {} for '{}' reached too few nodes; giving the grant back", token, name);
+            releaseEverywhere(name, owner).whenComplete((v, ignored) ->
+                result.complete(AcquireReply.busy(randomRetry())));
+          }
+        });
+      };
+    }
+
+    /** A node answered after the grant: bring its counter (and its hold's token) up to date. */
+    private void catchUp(int node, long token) {
+      Long t;
+      Long c;
+      synchronized (this) {
+        t = tokens[node];
+        c = counters[node];
+      }
+      if (t != null && t != token) {
+        raise(node, owner, token); // its hold shows the lease's token; a higher counter stays
+      } else if (c != null && c < token) {
+        raise(node, "", token);
+      }
+    }
+
+    /**
+     * No majority: give back what was granted, and release on the nodes that failed to answer too (they
+     * may have granted). Then report.
+     */
+    private void fail() {
+      int f;
+      Throwable cause;
+      int refusedNow;
+      long retry;
+      List<CompletableFuture<Integer>> cleanups = new ArrayList<>();
+      List<Integer> toRelease = new ArrayList<>();
+      synchronized (this) {
+        f = failed;
+        cause = firstFailure;
+        refusedNow = refused;
+        retry = minRetry;
+        for (int i = 0; i < tokens.length; i++) {
+          if (tokens[i] != null || failedNodes[i]) {
+            toRelease.add(i);
+          }
+        }
+      }
+      toRelease.forEach(i -> cleanups.add(releaseOn(i)));
+      // Report only once the clean-up is done: the caller's next round may be sent from another
+      // thread, and Lettuce orders commands per connection only as they reach its event loop, so an
+      // earlier release could otherwise land after, and undo, the next round's grant of this owner.
+      CompletableFuture.allOf(cleanups.toArray(new CompletableFuture<?>[0])).whenComplete((v, ignored) -> {
+        if (f > nodes.size() - quorum) {
+          result.completeExceptionally(new BackendUnavailableException("Redlock could not "
+              + (mode == AcquireMode.REENTER ? "re-enter" : "acquire") + " '" + name + "': " + f + " of "
+              + nodes.size() + " nodes failed, " + quorum + " answers needed; first failure: " + cause,
+              cause));
+        } else if (mode == AcquireMode.REENTER) {
+          result.complete(AcquireReply.lostHold());
+        } else {
+          // Held elsewhere by a majority: wait for its release (wake-up) or its lease. Split vote or
+          // failed nodes: retry after a random delay so that contenders do not collide again.
+          result.complete(AcquireReply.busy(refusedNow >= quorum ? retry : randomRetry()));
+        }
+      });
+    }
+
+    private CompletableFuture<Integer> releaseOn(int node) {
+      CompletionStage<Integer> r;
+      try {
+        r = nodes.get(node).release(name, owner, true);
+      } catch (RuntimeException e) {
+        r = CompletableFuture.failedFuture(e);
+      }
+      return r.toCompletableFuture().handle((v, e) -> v == null ? -1 : v);
+    }
+
+    private CompletableFuture<Boolean> raise(int node, String holder, long token) {
+      CompletionStage<Long> r;
+      try {
+        r = nodes.get(node).raiseFence(name, holder, token);
+      } catch (RuntimeException e) {
+        r = CompletableFuture.failedFuture(e);
+      }
+      return r.toCompletableFuture().handle((v, f) -> {
+        if (f != null) {
+          log.debug("Redlock: could not raise the token of '{}' on {}: {}", name,
+              nodes.get(node).description(), f.toString());
+        }
+        return f == null;
+      });
+    }
+  }
+
+  private long randomRetry() {
+    return ThreadLocalRandom.current().nextLong(1, retryDelayMillis + 1);
+  }
+
+  /** Releases every hold of {@code owner} on every node; completes when all answered or timed out. */
+  private CompletableFuture<Void> releaseEverywhere(String name, String owner) {
+    List<CompletableFuture<Integer>> releases = sendToAll(node -> node.release(name, owner, true));
+    return CompletableFuture.allOf(releases.stream()
+        .map(f -> f.handle((v, e) -> null)).toArray(CompletableFuture[]::new));
+  }
+
+  private <T> List<CompletableFuture<T>> sendToAll(java.util.function.Function<RedisBackend,
+      CompletionStage<T>> op) {
+    List<CompletableFuture<T>> out = new ArrayList<>(nodes.size());
+    for (RedisBackend node : nodes) {
+      try {
+        out.add(op.apply(node).toCompletableFuture());
+      } catch (RuntimeException e) {
+        out.add(CompletableFuture.failedFuture(e));
+      }
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ release, renew
+
+  /**
+   * Goes to every node and waits for all (each bounded by the node timeout). Owned if a majority still
+   * had the owner's hold; not owned if a majority did not; otherwise the nodes that failed to answer
+   * decide, so the outcome is unknown.
+   */
+  @Override
+  public CompletionStage<Integer> release(String name, String owner, boolean all) {
+    List<CompletableFuture<Integer>> replies = sendToAll(node -> node.release(name, owner, all));
+    return whenAll(replies, (values, failures) -> {
+      int owned = 0;
+      int notOwned = 0;
+      int left = 0;
+      for (Integer v : values) {
+        if (v == null) {
+          continue;
+        }
+        if (v >= 0) {
+          owned++;
+          left = Math.max(left, v);
+        } else {
+          notOwned++;
+        }
+      }
+      if (owned >= quorum) {
+        return left;
+      }
+      if (notOwned > nodes.size() - quorum) {
+        return -1;
+      }
+      throw unavailable("release '" + name + "'", failures);
+    });
+  }
+
+  /** Each lease is extended only if a majority confirms it; refused by a majority means lost. */
+  @Override
+  public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
+    List<CompletableFuture<List<Boolean>>> replies = sendToAll(node -> node.renew(requests));
+    return whenAll(replies, (values, failures) -> {
+      List<Boolean> out = new ArrayList<>(requests.size());
+      for (int r = 0; r < requests.size(); r++) {
+        int yes = 0;
+        int no = 0;
+        for (List<Boolean> v : values) {
+          if (v != null) {
+            if (v.get(r)) {
+              yes++;
+            } else {
+              no++;
+            }
+          }
+        }
+        if (yes >= quorum) {
+          out.add(true);
+        } else if (no > nodes.size() - quorum) {
+          out.add(false);
+        } else {
+          // too few answers to tell: the core keeps the lease UNCERTAIN and retries within its validity
+          throw unavailable("renew " + requests.size() + " lease(s)", failures);
+        }
+      }
+      return out;
+    });
+  }
+
+  @Override
+  public void cancelWait(String name, String waiterId) {
+    for (RedisBackend node : nodes) {
+      node.cancelWait(name, waiterId);
+    }
+  }
+
+  @Override
+  public void passWakeup(String name) {
+    for (RedisBackend node : nodes) {
+      node.passWakeup(name);
+    }
+  }
+
+  /** The holder a majority of nodes agrees on, with the shortest remaining TTL among them. */
+  @Override
+  public CompletionStage<Optional<LockInfo>> inspect(String name) {
+    List<CompletableFuture<Optional<LockInfo>>> replies = sendToAll(node -> node.inspect(name));
+    return whenAll(replies, (values, failures) -> {
+      Map<String, List<LockInfo>> byOwner = new HashMap<>();
+      int answered = 0;
+      for (Optional<LockInfo> v : values) {
+        if (v != null) {
+          answered++;
+          v.ifPresent(info -> byOwner.computeIfAbsent(info.owner(), k -> new ArrayList<>()).add(info));
+        }
+      }
+      if (answered < quorum) {
+        throw unavailable("inspect '" + name + "'", failures);
+      }
+      for (List<LockInfo> infos : byOwner.values()) {
+        if (infos.size() >= quorum) {
+          LockInfo first = infos.get(0);
+          Map<Long, Integer> tokenVotes = new HashMap<>();
+          int waiters = 0;
+          Duration ttl = first.remainingTtl();
+          for (LockInfo i : infos) {
+            tokenVotes.merge(i.fencingToken(), 1, Integer::sum);
+            waiters = Math.max(waiters, i.waiters());
+            ttl = ttl.compareTo(i.remainingTtl()) < 0 ? ttl : i.remainingTtl();
+          }
+          // a majority records the lease's token before the grant is reported; a node that granted
+          // late may show another value until it is brought in step
+          long token = tokenVotes.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow()
+              .getKey();
+          return Optional.of(new LockInfo(name, first.owner(), first.holdCount(), token, ttl, waiters));
+        }
+      }
+      return Optional.empty();
+    });
+  }
+
+  @Override
+  public CompletionStage<Boolean> forceUnlock(String name) {
+    List<CompletableFuture<Boolean>> replies = sendToAll(node -> node.forceUnlock(name));
+    return whenAll(replies, (values, failures) -> {
+      if (values.stream().filter(v -> v != null).count() < quorum) {
+        throw unavailable("force-unlock '" + name + "'", failures);
+      }
+      return values.stream().anyMatch(Boolean.TRUE::equals);
+    });
+  }
+
+  @Override
+  public void close() {
+    for (RedisBackend node : nodes) {
+      node.close();
+    }
+    try {
+      resources.shutdown(0, 2, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      log.debug("shutting down Lettuce resources: {}", e.toString());
+    }
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  /** Combines per-node replies once all are in: values (null where a node failed) and failures. */
+  private static <T, R> CompletionStage<R> whenAll(List<CompletableFuture<T>> replies,
+      java.util.function.BiFunction<List<T>, List<Throwable>, R> combine) {
+    return CompletableFuture.allOf(replies.stream().map(f -> f.handle((v, e) -> null))
+        .toArray(CompletableFuture[]::new)).thenApply(ignored -> {
+          List<T> values = new ArrayList<>(replies.size());
+          List<Throwable> failures = new ArrayList<>();
+          for (CompletableFuture<T> f : replies) {
+            try {
+              values.add(f.getNow(null));
+            } catch (RuntimeException e) {
+              values.add(null);
+              failures.add(RedisExceptions.unwrap(e));
+            }
+          }
+          return combine.apply(values, failures);
+        });
+  }
+
+  private LockException unavailable(String what, List<Throwable> failures) {
+    Throwable cause = failures.isEmpty() ? null : failures.get(0);
+    return new BackendUnavailableException("Redlock could not " + what + ": " + failures.size() + " of "
+        + nodes.size() + " nodes failed and the others do not make a majority of " + quorum
+        + (cause == null ? "" : "; first failure: " + cause), cause);
+  }
+
+  /** Counts successes among futures and completes as soon as the count is settled. */
+  static final class Tally {
+    private Tally() {}
+
+    static CompletableFuture<Boolean> atLeast(List<CompletableFuture<Boolean>> votes, int needed) {
+      CompletableFuture<Boolean> out = new CompletableFuture<>();
+      if (needed <= 0) {
+        out.complete(true);
+        return out;
+      }
+      int[] yesNo = new int[2];
+      BiConsumer<Boolean, Throwable> count = (v, f) -> {
+        boolean settled;
+        boolean enough;
+        synchronized (yesNo) {
+          yesNo[Boolean.TRUE.equals(v) && f == null ? 0 : 1]++;
+          enough = yesNo[0] >= needed;
+          settled = enough || yesNo[1] > votes.size() - needed;
+        }
+        if (settled) {
+          out.complete(enough);
+        }
+      };
+      votes.forEach(v -> v.whenComplete(count));
+      if (votes.size() < needed) {
+        out.complete(false);
+      }
+      return out;
+    }
+  }
+}

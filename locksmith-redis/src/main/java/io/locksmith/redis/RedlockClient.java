@@ -1,0 +1,199 @@
+package io.locksmith.redis;
+
+import io.lettuce.core.RedisURI;
+import io.locksmith.ClientOptions;
+import io.locksmith.internal.DefaultLockClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Redlock: one lock over N independent Redis masters (N odd, at least 3), held while a majority holds
+ * it. It survives the loss of a minority of nodes (N = 5 tolerates 2) where a single Redis, or a
+ * master with asynchronous replicas, can lose a lock on failover.
+ *
+ * <pre>{@code
+ * try (RedlockClient locks = RedlockClient.builder()
+ *     .nodes("redis://r1:6379", "redis://r2:6379", "redis://r3:6379", "redis://r4:6379", "redis://r5:6379")
+ *     .build()) {
+ *   try (Lease lease = locks.lock("ledger").acquire(Duration.ofSeconds(5))) {
+ *     ledger.append(entry, lease.fencingToken());
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p><b>How it works.</b> Acquire sends the single-node acquire script to every node in parallel, each
+ * bounded by {@link Builder#nodeTimeout(Duration)}; it succeeds when a majority granted and validity
+ * (lease − elapsed − drift, elapsed measured from before the first send) is left. Otherwise it releases
+ * on every node, including those that did not answer, and retries after a random delay of up to
+ * {@link Builder#retryDelay(Duration)}, or when a node's release notification wakes it, within the wait.
+ * Renewal extends a lease only if a majority confirms it; a majority that no longer has it makes the
+ * lease {@link io.locksmith.LeaseState#LOST}. Release goes to every node.
+ *
+ * <p><b>Fencing tokens</b> come from per-node counters kept in step: the token is the highest value of
+ * the granting majority, and it is written to a majority before the grant is reported. Tokens strictly
+ * increase across grants as long as the nodes shared by two successive majorities keep their counters
+ * (persistence with {@code appendfsync always}, or no restart); a node restarted empty mints from its
+ * clock ({@link io.locksmith.FencingGuarantee#CLOCK_FLOORED}).
+ *
+ * <p><b>Assumptions</b> (see {@code docs/redlock.md}): a crashed node stays down longer than the longest
+ * lease, or persists every write; node clocks do not jump by a large fraction of a lease. Neither a
+ * pause of the holder nor a clock jump can be excluded by any lease; protect the resource with the
+ * fencing token.
+ *
+ * <p>Thread-safe; create one per application and close it at shutdown.
+ */
+public final class RedlockClient extends ForwardingLockClient {
+  /** Default bound on each node's reply, 250 ms: small next to leases, generous for a loaded host. */
+  public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(250);
+  /** Default upper bound of the random delay before retrying after a split or failed vote, 200 ms. */
+  public static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(200);
+
+  private final RedlockBackend backend;
+
+  private RedlockClient(RedlockBackend backend, ClientOptions options) {
+    super(new DefaultLockClient(backend, options));
+    this.backend = backend;
+  }
+
+  /** @return a builder with the defaults */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** @return the number of nodes that must agree: N / 2 + 1 */
+  public int quorum() {
+    return backend.quorum();
+  }
+
+  /** @return the nodes' addresses, passwords masked, in the order given */
+  public List<String> nodes() {
+    return backend.nodeDescriptions();
+  }
+
+  @Override
+  public String toString() {
+    return "RedlockClient[" + nodes() + ", id=" + clientId() + "]";
+  }
+
+  /** Builds a {@link RedlockClient}; not thread-safe. Everything is validated by {@link #build()}. */
+  public static final class Builder {
+    private List<String> nodes = List.of();
+    private Duration nodeTimeout = DEFAULT_NODE_TIMEOUT;
+    private Duration retryDelay = DEFAULT_RETRY_DELAY;
+    private Duration waiterRecheck = RedisLockClient.DEFAULT_WAITER_RECHECK;
+    private Duration fenceRetention = RedisLockClient.DEFAULT_FENCE_RETENTION;
+    private ClientOptions options = ClientOptions.defaults();
+
+    private Builder() {}
+
+    /**
+     * @param uris one {@code redis://} or {@code rediss://} URI per independent master (not replicas
+     *     of each other); an odd number, at least 3
+     * @return this builder
+     */
+    public Builder nodes(String... uris) {
+      return nodes(Arrays.asList(uris));
+    }
+
+    /**
+     * @param uris see {@link #nodes(String...)}
+     * @return this builder
+     */
+    public Builder nodes(List<String> uris) {
+      this.nodes = new ArrayList<>(uris);
+      return this;
+    }
+
+    /**
+     * @param timeout bound on each node's reply and on connecting to it; keep it small next to the
+     *     lease, since a slow node's time is taken from the lease's validity; default 250 ms
+     * @return this builder
+     */
+    public Builder nodeTimeout(Duration timeout) {
+      this.nodeTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * @param delay upper bound of the random delay before retrying after a vote that gave nobody a
+     *     majority; default 200 ms
+     * @return this builder
+     */
+    public Builder retryDelay(Duration delay) {
+      this.retryDelay = delay;
+      return this;
+    }
+
+    /**
+     * @param interval longest time a waiter goes without re-checking by itself; default 5 s
+     * @return this builder
+     */
+    public Builder waiterRecheck(Duration interval) {
+      this.waiterRecheck = interval;
+      return this;
+    }
+
+    /**
+     * @param retention how long each node keeps a lock name's token counter after its last grant;
+     *     default 24 h
+     * @return this builder
+     */
+    public Builder fenceRetention(Duration retention) {
+      this.fenceRetention = retention;
+      return this;
+    }
+
+    /**
+     * @param options namespace, default lease policy, clock-drift allowance, clock
+     * @return this builder
+     */
+    public Builder options(ClientOptions options) {
+      this.options = options;
+      return this;
+    }
+
+    /**
+     * Validates the settings and connects to every node; a minority may be unreachable now, and is
+     * retried when used.
+     *
+     * @return a connected client
+     * @throws NullPointerException if a URI or setting is null
+     * @throws IllegalArgumentException if the node count is even or below 3, a URI is invalid or given
+     *     twice, or a duration is out of range
+     * @throws io.locksmith.BackendUnavailableException if fewer than a majority of nodes can be reached
+     */
+    public RedlockClient build() {
+      Objects.requireNonNull(nodeTimeout, "nodeTimeout");
+      Objects.requireNonNull(retryDelay, "retryDelay");
+      Objects.requireNonNull(waiterRecheck, "waiterRecheck");
+      Objects.requireNonNull(fenceRetention, "fenceRetention");
+      Objects.requireNonNull(options, "options");
+      if (nodes.size() < 3 || nodes.size() % 2 == 0) {
+        throw new IllegalArgumentException("Redlock needs an odd number of nodes, at least 3 (5 tolerates "
+            + "the loss of 2), was " + nodes.size());
+      }
+      RedisLockClient.atLeast("nodeTimeout", nodeTimeout, Duration.ofMillis(1));
+      RedisLockClient.atLeast("retryDelay", retryDelay, Duration.ofMillis(1));
+      RedisLockClient.atLeast("waiterRecheck", waiterRecheck, Duration.ofMillis(10));
+      RedisLockClient.atLeast("fenceRetention", fenceRetention, Duration.ofSeconds(1));
+      List<RedisURI> uris = new ArrayList<>();
+      Set<String> seen = new HashSet<>();
+      for (String node : nodes) {
+        RedisURI uri = RedisLockClient.parseUri(Objects.requireNonNull(node, "node uri"));
+        if (!seen.add(uri.getHost() + ":" + uri.getPort() + "/" + uri.getDatabase())) {
+          throw new IllegalArgumentException("node " + RedisLockClient.describe(uri) + " is given twice; "
+              + "Redlock's nodes must be independent masters");
+        }
+        uri.setTimeout(nodeTimeout);
+        uris.add(uri);
+      }
+      return new RedlockClient(new RedlockBackend(uris, nodeTimeout, retryDelay, waiterRecheck,
+          fenceRetention), options);
+    }
+  }
+}
