@@ -285,8 +285,17 @@ final class RedlockBackend implements LockBackend {
         t = tokens[node];
         c = counters[node];
       }
-      if (t != null && t != token) {
-        raise(node, owner, token); // its hold shows the lease's token; a higher counter stays
+      if (t != null && t > token) {
+        // Its counter ran ahead (first use: each node seeds from its own clock). Its hold shows the
+        // lease's token, and the others catch up with its counter, so the next grant needs one round.
+        raise(node, owner, token);
+        for (int i = 0; i < nodes.size(); i++) {
+          if (i != node) {
+            raise(i, "", t);
+          }
+        }
+      } else if (t != null && t < token) {
+        raise(node, owner, token);
       } else if (c != null && c < token) {
         raise(node, "", token);
       }

@@ -15,7 +15,6 @@ import io.locksmith.testkit.RedisServer;
 import io.locksmith.testkit.RedisServerExtension;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -36,18 +35,6 @@ class RedisLockClientTest {
   }
 
 
-  private static Map<String, Long> commandCalls(RedisServer server) {
-    Map<String, Long> calls = new HashMap<>();
-    for (String line : server.command("INFO", "commandstats").split("\\R")) {
-      if (line.startsWith("cmdstat_")) {
-        String cmd = line.substring("cmdstat_".length(), line.indexOf(':'));
-        String n = line.substring(line.indexOf("calls=") + 6, line.indexOf(',', line.indexOf("calls=")));
-        calls.put(cmd, Long.parseLong(n));
-      }
-    }
-    return calls;
-  }
-
   @Test
   void uncontendedAcquireAndReleaseCostExactlyTwoCommands() throws Exception {
     RedisServer server = REDIS.server();
@@ -56,12 +43,12 @@ class RedisLockClientTest {
       locks.lock("warm-up").tryAcquire().orElseThrow().release(); // connection handshakes are behind us
       server.command("ECHO", "start-marker");
       monitor.until("start-marker");
-      Map<String, Long> before = commandCalls(server);
+      Map<String, Long> before = CommandStats.calls(server);
 
       Lease lease = locks.lock("two-commands").tryAcquire().orElseThrow();
       assertThat(lease.release()).isTrue();
 
-      Map<String, Long> after = commandCalls(server);
+      Map<String, Long> after = CommandStats.calls(server);
       server.command("ECHO", "end-marker");
       List<String> sent = monitor.until("end-marker").stream()
           .filter(l -> !RedisMonitor.fromScript(l))
