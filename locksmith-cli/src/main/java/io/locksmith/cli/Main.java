@@ -23,6 +23,10 @@ public final class Main {
       "        who holds lock NAME: owner, hold count, remaining TTL, fencing token, waiters",
       "  unlock --uri redis://... [--namespace NS] NAME",
       "        force-unlock NAME (the holder's lease becomes LOST; one waiter is woken)",
+      "  bench --scenario uncontended|many-keys|hot-key|herd|redlock [--against raw,redisson,...]",
+      "        [--duration 10s] [--threads N] [--uri redis://...] [--nodes uri,uri,uri,uri,uri] [--json FILE]",
+      "        Locksmith and its peers (raw, redisson, redisson-fair, redisson-fenced, spring; default",
+      "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given",
       "  help");
 
   private Main() {}
@@ -45,6 +49,8 @@ public final class Main {
             Set.of()), out);
         case "demo-worker" -> DemoWorker.run(new Args(argv, 1,
             Set.of("mode", "uri", "threads", "think", "max-run", "items"), Set.of()));
+        case "bench" -> BenchCommand.run(new Args(argv, 1,
+            Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "json"), Set.of()), out);
         case "inspect", "unlock" -> operator(argv[0], new Args(argv, 1, Set.of("uri", "namespace"), Set.of()), out);
         default -> throw new Args.UsageException("unknown command '" + argv[0] + "'");
       };

@@ -404,7 +404,8 @@ final class RedlockBackend implements LockBackend {
   @Override
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
     List<CompletableFuture<Integer>> replies = sendToAll(node -> node.release(name, owner, all));
-    return whenAll(replies, (values, failures) -> {
+    // settled by a majority: the slowest nodes still release, but nobody waits for them
+    return whenSettled(replies, (values, failures, pending) -> {
       int owned = 0;
       int notOwned = 0;
       int left = 0;
@@ -420,10 +421,13 @@ final class RedlockBackend implements LockBackend {
         }
       }
       if (owned >= quorum) {
-        return left;
+        return Optional.of(left);
       }
       if (notOwned > nodes.size() - quorum) {
-        return -1;
+        return Optional.of(-1);
+      }
+      if (pending > 0) {
+        return Optional.empty();
       }
       throw unavailable("release '" + name + "'", failures);
     });
@@ -543,20 +547,51 @@ final class RedlockBackend implements LockBackend {
   /** Combines per-node replies once all are in: values (null where a node failed) and failures. */
   private static <T, R> CompletionStage<R> whenAll(List<CompletableFuture<T>> replies,
       java.util.function.BiFunction<List<T>, List<Throwable>, R> combine) {
-    return CompletableFuture.allOf(replies.stream().map(f -> f.handle((v, e) -> null))
-        .toArray(CompletableFuture[]::new)).thenApply(ignored -> {
-          List<T> values = new ArrayList<>(replies.size());
-          List<Throwable> failures = new ArrayList<>();
-          for (CompletableFuture<T> f : replies) {
-            try {
-              values.add(f.getNow(null));
-            } catch (RuntimeException e) {
-              values.add(null);
-              failures.add(RedisExceptions.unwrap(e));
-            }
+    return whenSettled(replies, (values, failures, pending) ->
+        pending > 0 ? Optional.empty() : Optional.of(combine.apply(values, failures)));
+  }
+
+  /** Decides on per-node replies so far; empty while undecided, never empty once nothing is pending. */
+  @FunctionalInterface
+  private interface Decision<T, R> {
+    Optional<R> decide(List<T> values, List<Throwable> failures, int pending);
+  }
+
+  /**
+   * Completes as soon as {@code decision} settles on the replies so far (values are null where a node
+   * failed or has not answered yet), or exceptionally with what it throws.
+   */
+  private static <T, R> CompletionStage<R> whenSettled(List<CompletableFuture<T>> replies,
+      Decision<T, R> decision) {
+    CompletableFuture<R> out = new CompletableFuture<>();
+    List<T> values = new ArrayList<>(java.util.Collections.nCopies(replies.size(), null));
+    List<Throwable> failures = new ArrayList<>();
+    int[] pending = {replies.size()};
+    for (int i = 0; i < replies.size(); i++) {
+      int node = i;
+      replies.get(i).whenComplete((v, f) -> {
+        Optional<R> decided;
+        synchronized (values) {
+          if (out.isDone()) {
+            return;
           }
-          return combine.apply(values, failures);
-        });
+          pending[0]--;
+          if (f == null) {
+            values.set(node, v);
+          } else {
+            failures.add(RedisExceptions.unwrap(f));
+          }
+          try {
+            decided = decision.decide(values, failures, pending[0]);
+          } catch (RuntimeException e) {
+            out.completeExceptionally(e);
+            return;
+          }
+        }
+        decided.ifPresent(out::complete);
+      });
+    }
+    return out;
   }
 
   private LockException unavailable(String what, List<Throwable> failures) {

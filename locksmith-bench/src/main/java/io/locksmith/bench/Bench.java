@@ -1,0 +1,176 @@
+package io.locksmith.bench;
+
+import io.locksmith.redis.RedisLockClient;
+import io.locksmith.redis.RedlockClient;
+import io.locksmith.testkit.RedisServer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runs one scenario against Locksmith and its peers in one JVM, on the same server(s), in alternating
+ * slices after a warm-up, so that drift of a noisy machine spreads over every implementation alike.
+ * Not thread-safe; one run at a time.
+ */
+public final class Bench {
+  private static final int SLICES = 5;
+
+  private Bench() {}
+
+  /**
+   * Starts the servers it needs (unless given), runs the scenario and stops them again.
+   *
+   * @param settings what to run
+   * @param progress where to report progress, one line per step
+   * @return the results, one per implementation
+   * @throws Exception if a server cannot be started or an implementation fails
+   */
+  public static BenchReport run(BenchSettings settings, PrintStream progress) throws Exception {
+    List<AutoCloseable> owned = new ArrayList<>();
+    try {
+      String uri = settings.uri();
+      String version;
+      if (uri == null) {
+        RedisServer server = RedisServer.start();
+        owned.add(server);
+        uri = server.uri();
+        version = server.version();
+      } else {
+        version = "given";
+      }
+      List<String> nodes = settings.nodes();
+      if (settings.scenario() == Scenario.REDLOCK && nodes.isEmpty()) {
+        List<String> started = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+          RedisServer node = RedisServer.start();
+          owned.add(node);
+          started.add(node.uri());
+        }
+        nodes = started;
+      }
+      Map<LockImpl, List<String>> impls = implementations(settings, uri, nodes, owned);
+      return measure(settings, impls, version, progress);
+    } finally {
+      for (int i = owned.size() - 1; i >= 0; i--) {
+        try {
+          owned.get(i).close();
+        } catch (Exception e) {
+          progress.println("closing " + owned.get(i) + ": " + e);
+        }
+      }
+    }
+  }
+
+  /** Each implementation with the server URIs its commands go to (for MONITOR). */
+  private static Map<LockImpl, List<String>> implementations(BenchSettings s, String uri, List<String> nodes,
+      List<AutoCloseable> owned) {
+    Map<LockImpl, List<String>> impls = new LinkedHashMap<>();
+    java.util.function.BiConsumer<LockImpl, List<String>> add = (impl, servers) -> {
+      owned.add(impl);
+      impls.put(impl, servers);
+    };
+    add.accept(new LocksmithImpl("locksmith", RedisLockClient.create(uri)), List.of(uri));
+    if (s.scenario() == Scenario.REDLOCK) {
+      add.accept(new LocksmithImpl("locksmith-redlock", RedlockClient.builder().nodes(nodes).build()), nodes);
+      if (s.against().contains("raw")) {
+        add.accept(new RawLettuceImpl(uri), List.of(uri));
+        add.accept(new RawQuorumImpl(nodes), nodes);
+      }
+      if (s.against().contains("redisson")) {
+        add.accept(RedissonImpl.lock(uri), List.of(uri));
+        add.accept(RedissonImpl.redLock(nodes), nodes);
+      }
+      return impls;
+    }
+    for (String peer : s.against()) {
+      switch (peer) {
+        case "raw" -> add.accept(new RawLettuceImpl(uri), List.of(uri));
+        case "redisson" -> add.accept(RedissonImpl.lock(uri), List.of(uri));
+        case "redisson-fair" -> add.accept(RedissonImpl.fairLock(uri), List.of(uri));
+        case "redisson-fenced" -> add.accept(RedissonImpl.fencedLock(uri), List.of(uri));
+        case "spring" -> add.accept(new SpringImpl(uri), List.of(uri));
+        default -> throw new IllegalArgumentException(peer);
+      }
+    }
+    return impls;
+  }
+
+  private static BenchReport measure(BenchSettings s, Map<LockImpl, List<String>> impls, String version,
+      PrintStream progress) throws Exception {
+    int threads = s.effectiveThreads();
+    long sliceNanos = s.duration().toNanos() / SLICES;
+    long warmupNanos = Math.min(sliceNanos, 2_000_000_000L);
+    Map<LockImpl, Workload> workloads = new LinkedHashMap<>();
+    for (LockImpl impl : impls.keySet()) {
+      workloads.put(impl, new Workload(s.scenario(), threads));
+      progress.printf("warming up %s%n", impl.name());
+      workloads.get(impl).run(impl, warmupNanos, false);
+    }
+    for (int slice = 1; slice <= SLICES; slice++) {
+      for (LockImpl impl : impls.keySet()) {
+        long n = workloads.get(impl).run(impl, sliceNanos, true);
+        progress.printf("slice %d/%d %-18s %d cycles%n", slice, SLICES, impl.name(), n);
+      }
+    }
+    List<BenchResult> results = new ArrayList<>();
+    for (Map.Entry<LockImpl, List<String>> e : impls.entrySet()) {
+      LockImpl impl = e.getKey();
+      double[] perOp = sampleServerCost(impl, e.getValue(), new Workload(s.scenario(), threads),
+          Math.min(sliceNanos, 1_000_000_000L));
+      results.add(result(impl.name(), workloads.get(impl), perOp, s.scenario()));
+    }
+    String machine = Runtime.getRuntime().availableProcessors() + " cpus, Java "
+        + System.getProperty("java.version");
+    return new BenchReport(s.scenario(), threads, s.duration().toMillis(), version, machine, results);
+  }
+
+  /** Commands and PUBLISHes per cycle, from MONITOR on every server the implementation uses. */
+  private static double[] sampleServerCost(LockImpl impl, List<String> servers, Workload sample, long nanos)
+      throws Exception {
+    List<Monitor> monitors = new ArrayList<>();
+    try {
+      for (String server : servers) {
+        URI u = URI.create(server);
+        monitors.add(new Monitor(u.getHost(), u.getPort()));
+      }
+      monitors.forEach(Monitor::start);
+      long cycles = sample.run(impl, nanos, false);
+      long commands = 0;
+      long publishes = 0;
+      for (Monitor m : monitors) {
+        m.stop();
+        commands += m.clientCommands();
+        publishes += m.publishes();
+      }
+      return cycles == 0 ? null : new double[] {(double) commands / cycles, (double) publishes / cycles};
+    } catch (IOException e) {
+      return null; // MONITOR not allowed (e.g. a managed server): leave the field null
+    } finally {
+      monitors.forEach(Monitor::close);
+    }
+  }
+
+  private static BenchResult result(String impl, Workload w, double[] perOp, Scenario scenario) {
+    double seconds = w.measuredNanos / 1e9;
+    boolean contended = scenario == Scenario.HOT_KEY || scenario == Scenario.HERD;
+    long min = Long.MAX_VALUE;
+    long max = 0;
+    for (long c : w.perThread) {
+      min = Math.min(min, c);
+      max = Math.max(max, c);
+    }
+    boolean anyHandoff = w.handoffs.getTotalCount() > 0;
+    return new BenchResult(impl, w.ops / seconds,
+        w.cycles.getTotalCount() == 0 ? null : w.cycles.getValueAtPercentile(50) / 1000.0,
+        w.cycles.getTotalCount() == 0 ? null : w.cycles.getValueAtPercentile(99) / 1000.0,
+        w.acquires.getTotalCount() == 0 ? null : w.acquires.getValueAtPercentile(50) / 1000.0,
+        perOp == null ? null : perOp[0], perOp == null ? null : perOp[1],
+        contended && anyHandoff ? w.handoffs.getValueAtPercentile(50) / 1000.0 : null,
+        contended && anyHandoff ? w.handoffs.getValueAtPercentile(99) / 1000.0 : null,
+        contended ? min : null, contended ? max : null);
+  }
+}

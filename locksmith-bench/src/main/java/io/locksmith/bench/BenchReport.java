@@ -1,0 +1,77 @@
+package io.locksmith.bench;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * One run's results, renderable as the JSON contract of {@code locksmith bench --json} and as a table.
+ *
+ * @param scenario what was run
+ * @param threads threads (waiters, for the herd) per implementation
+ * @param durationMillis measured time per implementation (warm-up excluded)
+ * @param redisVersion version of the server measured against
+ * @param machine processors and JVM, for the record
+ * @param results one per implementation, in the order they were given
+ */
+public record BenchReport(Scenario scenario, int threads, long durationMillis, String redisVersion,
+    String machine, List<BenchResult> results) {
+
+  /** @return the JSON document: {@code {"scenario": …, "results": [{"impl": …, …}, …], …}} */
+  public String toJson() {
+    StringBuilder b = new StringBuilder();
+    b.append("{\n  \"scenario\": \"").append(scenario.cliName()).append("\",\n");
+    b.append("  \"threads\": ").append(threads).append(",\n");
+    b.append("  \"durationMillis\": ").append(durationMillis).append(",\n");
+    b.append("  \"redisVersion\": \"").append(redisVersion).append("\",\n");
+    b.append("  \"machine\": \"").append(machine.replace("\"", "'")).append("\",\n");
+    b.append("  \"results\": [");
+    for (int i = 0; i < results.size(); i++) {
+      BenchResult r = results.get(i);
+      b.append(i == 0 ? "\n" : ",\n").append("    {\"impl\": \"").append(r.impl()).append('"');
+      field(b, "opsPerSec", r.opsPerSec());
+      field(b, "p50Micros", r.p50Micros());
+      field(b, "p99Micros", r.p99Micros());
+      field(b, "acquireP50Micros", r.acquireP50Micros());
+      field(b, "serverCommandsPerOp", r.serverCommandsPerOp());
+      field(b, "wakeupsPerOp", r.wakeupsPerOp());
+      field(b, "handoffP50Micros", r.handoffP50Micros());
+      field(b, "handoffP99Micros", r.handoffP99Micros());
+      field(b, "minThreadOps", r.minThreadOps());
+      field(b, "maxThreadOps", r.maxThreadOps());
+      b.append('}');
+    }
+    return b.append("\n  ]\n}\n").toString();
+  }
+
+  private static void field(StringBuilder b, String name, Number value) {
+    b.append(", \"").append(name).append("\": ");
+    if (value == null) {
+      b.append("null");
+    } else if (value instanceof Long l) {
+      b.append(l);
+    } else {
+      b.append(String.format(Locale.ROOT, "%.2f", value.doubleValue()));
+    }
+  }
+
+  /** @return a fixed-width table for a terminal */
+  public String toTable() {
+    StringBuilder b = new StringBuilder();
+    b.append(String.format(Locale.ROOT, "scenario %s, %d thread(s), %d ms measured per implementation, "
+        + "Redis %s, %s%n", scenario.cliName(), threads, durationMillis, redisVersion, machine));
+    b.append(String.format(Locale.ROOT, "%-18s %12s %10s %10s %11s %9s %9s %11s %11s %s%n", "impl", "ops/s",
+        "p50 µs", "p99 µs", "acq p50 µs", "cmds/op", "pubs/op", "handoff p50", "handoff p99", "min/max per thread"));
+    for (BenchResult r : results) {
+      b.append(String.format(Locale.ROOT, "%-18s %12.0f %10s %10s %11s %9s %9s %11s %11s %s%n", r.impl(),
+          r.opsPerSec(), num(r.p50Micros(), 0), num(r.p99Micros(), 0), num(r.acquireP50Micros(), 0),
+          num(r.serverCommandsPerOp(), 2),
+          num(r.wakeupsPerOp(), 2), num(r.handoffP50Micros(), 0), num(r.handoffP99Micros(), 0),
+          r.minThreadOps() == null ? "-" : r.minThreadOps() + "/" + r.maxThreadOps()));
+    }
+    return b.toString();
+  }
+
+  private static String num(Double d, int decimals) {
+    return d == null ? "-" : String.format(Locale.ROOT, "%." + decimals + "f", d);
+  }
+}

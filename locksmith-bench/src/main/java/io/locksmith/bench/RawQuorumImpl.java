@@ -1,0 +1,102 @@
+package io.locksmith.bench;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The floor of any Redlock on this machine: {@code SET NX PX} to every node at once, done when a
+ * majority said OK; release the same way. No validity check, token, retry or clean-up: it only tells
+ * what five parallel round trips cost here, so that a Redlock's overhead can be told from the
+ * machine's.
+ */
+final class RawQuorumImpl implements LockImpl {
+  private static final String RELEASE =
+      "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+  private final ClientResources resources = DefaultClientResources.builder().ioThreadPoolSize(2).build();
+  private final List<RedisClient> clients = new ArrayList<>();
+  private final List<StatefulRedisConnection<String, String>> connections = new ArrayList<>();
+  private final List<RedisAsyncCommands<String, String>> nodes = new ArrayList<>();
+  private final String releaseSha;
+  private final String prefix = UUID.randomUUID().toString().substring(0, 8) + ":";
+  private final AtomicLong tokens = new AtomicLong();
+
+  RawQuorumImpl(List<String> uris) {
+    String sha = null;
+    for (String uri : uris) {
+      RedisClient client = RedisClient.create(resources, uri);
+      StatefulRedisConnection<String, String> connection = client.connect();
+      clients.add(client);
+      connections.add(connection);
+      nodes.add(connection.async());
+      sha = connection.sync().scriptLoad(RELEASE);
+    }
+    releaseSha = sha;
+  }
+
+  @Override
+  public String name() {
+    return "raw-quorum";
+  }
+
+  @Override
+  public Held acquire(String name) throws Exception {
+    String key = "rawq:lock:" + name;
+    String token = prefix + tokens.incrementAndGet();
+    SetArgs args = SetArgs.Builder.nx().px(30_000);
+    List<RedisFuture<String>> replies = new ArrayList<>();
+    for (RedisAsyncCommands<String, String> node : nodes) {
+      replies.add(node.set(key, token, args));
+    }
+    if (!majority(replies, "OK"::equals)) {
+      throw new IllegalStateException("raw-quorum: no majority on an uncontended name");
+    }
+    return () -> {
+      List<RedisFuture<Long>> released = new ArrayList<>();
+      for (RedisAsyncCommands<String, String> node : nodes) {
+        released.add(node.evalsha(releaseSha, ScriptOutputType.INTEGER, new String[] {key}, token));
+      }
+      majority(released, n -> n != null && n == 1L);
+    };
+  }
+
+  /** Waits until a majority of replies satisfy {@code ok}, or until that cannot happen any more. */
+  private static <T> boolean majority(List<RedisFuture<T>> replies, java.util.function.Predicate<T> ok)
+      throws Exception {
+    int quorum = replies.size() / 2 + 1;
+    AtomicInteger yes = new AtomicInteger();
+    AtomicInteger no = new AtomicInteger();
+    CompletableFuture<Boolean> done = new CompletableFuture<>();
+    for (RedisFuture<T> r : replies) {
+      r.whenComplete((v, f) -> {
+        if (f == null && ok.test(v)) {
+          if (yes.incrementAndGet() >= quorum) {
+            done.complete(true);
+          }
+        } else if (no.incrementAndGet() > replies.size() - quorum) {
+          done.complete(false);
+        }
+      });
+    }
+    return done.get(5, TimeUnit.SECONDS);
+  }
+
+  @Override
+  public void close() {
+    connections.forEach(StatefulRedisConnection::close);
+    clients.forEach(RedisClient::shutdown);
+    resources.shutdown();
+  }
+}

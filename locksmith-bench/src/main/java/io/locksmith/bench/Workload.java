@@ -1,0 +1,127 @@
+package io.locksmith.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.HdrHistogram.Recorder;
+
+/**
+ * Runs one scenario's threads against one implementation for a bounded window and accumulates what it
+ * saw. Not thread-safe itself: one workload per implementation, driven by one thread of the harness.
+ */
+final class Workload {
+  private static final long HIGHEST_NANOS = 60_000_000_000L;
+
+  private final Scenario scenario;
+  private final int threads;
+  /** Cycle latency: acquire (including any wait) plus release. */
+  final org.HdrHistogram.Histogram cycles = new org.HdrHistogram.Histogram(HIGHEST_NANOS, 3);
+  /** Acquire alone (including any wait). */
+  final org.HdrHistogram.Histogram acquires = new org.HdrHistogram.Histogram(HIGHEST_NANOS, 3);
+  /** From the start of a release to the grant of a thread that was already waiting. */
+  final org.HdrHistogram.Histogram handoffs = new org.HdrHistogram.Histogram(HIGHEST_NANOS, 3);
+  final long[] perThread;
+  long ops;
+  long measuredNanos;
+
+  Workload(Scenario scenario, int threads) {
+    this.scenario = scenario;
+    this.threads = threads;
+    this.perThread = new long[threads];
+  }
+
+  /** The name thread {@code t} locks in its {@code i}-th cycle. */
+  private String lockName(int t, long i) {
+    return switch (scenario) {
+      case UNCONTENDED, REDLOCK -> "u-" + (i & 1023);
+      case MANY_KEYS -> "m-" + t + "-" + (i & 15);
+      case HOT_KEY, HERD -> "hot";
+    };
+  }
+
+  /**
+   * Runs every thread until {@code windowNanos} pass; cycles that finish after the window are not
+   * counted (threads still waiting then finish their cycle and stop).
+   *
+   * @param record whether to keep what is seen (false for warm-up)
+   * @return cycles completed, counting those that finished after the window too
+   */
+  long run(LockImpl impl, long windowNanos, boolean record) throws Exception {
+    Recorder cycleRecorder = new Recorder(HIGHEST_NANOS, 3);
+    Recorder handoffRecorder = new Recorder(HIGHEST_NANOS, 3);
+    Recorder acquireRecorder = new Recorder(HIGHEST_NANOS, 3);
+    AtomicLong lastReleaseStart = new AtomicLong();
+    AtomicLong done = new AtomicLong();
+    AtomicLong all = new AtomicLong();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    long[] counts = new long[threads];
+    CountDownLatch ready = new CountDownLatch(threads);
+    CountDownLatch go = new CountDownLatch(1);
+    long[] window = new long[2];
+    boolean oneName = scenario == Scenario.HOT_KEY || scenario == Scenario.HERD;
+    List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int id = t;
+      Thread worker = new Thread(() -> {
+        ready.countDown();
+        try {
+          go.await();
+          long end = window[1];
+          for (long i = 0; ; i++) {
+            long start = System.nanoTime();
+            if (start - end >= 0) {
+              return;
+            }
+            LockImpl.Held held = impl.acquire(lockName(id, i));
+            long granted = System.nanoTime();
+            long released = lastReleaseStart.get();
+            long releaseStart = System.nanoTime();
+            lastReleaseStart.set(releaseStart);
+            held.release();
+            long finished = System.nanoTime();
+            all.incrementAndGet();
+            if (finished - end < 0) {
+              cycleRecorder.recordValue(Math.min(finished - start, HIGHEST_NANOS));
+              acquireRecorder.recordValue(Math.min(granted - start, HIGHEST_NANOS));
+              // one name: the latest release began while this thread waited, so it handed the lock over
+              if (oneName && released - start > 0 && granted - released >= 0) {
+                handoffRecorder.recordValue(Math.min(granted - released, HIGHEST_NANOS));
+              }
+              counts[id]++;
+              done.incrementAndGet();
+            }
+          }
+        } catch (Throwable e) {
+          failure.compareAndSet(null, e);
+        }
+      }, "bench-" + impl.name() + "-" + t);
+      worker.setDaemon(true);
+      workers.add(worker);
+      worker.start();
+    }
+    ready.await();
+    window[0] = System.nanoTime();
+    window[1] = window[0] + windowNanos;
+    go.countDown();
+    for (Thread w : workers) {
+      w.join();
+    }
+    if (failure.get() != null) {
+      throw new IllegalStateException(impl.name() + " failed during " + scenario.cliName() + ": "
+          + failure.get(), failure.get());
+    }
+    if (record) {
+      cycles.add(cycleRecorder.getIntervalHistogram());
+      handoffs.add(handoffRecorder.getIntervalHistogram());
+      acquires.add(acquireRecorder.getIntervalHistogram());
+      for (int t = 0; t < threads; t++) {
+        perThread[t] += counts[t];
+      }
+      ops += done.get();
+      measuredNanos += windowNanos;
+    }
+    return all.get();
+  }
+}

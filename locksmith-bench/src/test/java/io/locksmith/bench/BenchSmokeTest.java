@@ -1,0 +1,69 @@
+package io.locksmith.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Keeps the harness from rotting: every scenario runs briefly against real servers and produces the
+ * JSON contract for every implementation. These are not measurements; the numbers are only checked to
+ * be there and sane.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class BenchSmokeTest {
+
+  @ParameterizedTest
+  @CsvSource(delimiter = ';', value = {
+      "uncontended; raw,redisson,redisson-fenced,spring; 0; locksmith,raw,redisson,redisson-fenced,spring",
+      "many-keys; raw; 8; locksmith,raw",
+      "hot-key; redisson,redisson-fair,spring; 4; locksmith,redisson,redisson-fair,spring",
+      "herd; redisson; 24; locksmith,redisson",
+      "redlock; raw,redisson; 0; locksmith,locksmith-redlock,raw,raw-quorum,redisson,redisson-redlock"})
+  void everyScenarioReportsEveryImplementation(String scenario, String against, int threads, String expected)
+      throws Exception {
+    ByteArrayOutputStream progress = new ByteArrayOutputStream();
+    BenchReport report = Bench.run(new BenchSettings(Scenario.parse(scenario), List.of(against.split(",")),
+        Duration.ofSeconds(1), threads, null, List.of()), new PrintStream(progress, true, StandardCharsets.UTF_8));
+
+    assertThat(report.results()).extracting(BenchResult::impl).containsExactly(expected.split(","));
+    for (BenchResult r : report.results()) {
+      assertThat(r.opsPerSec()).as(r.impl() + " ops/s").isPositive();
+      assertThat(r.p50Micros()).as(r.impl() + " p50").isPositive();
+      assertThat(r.p99Micros()).as(r.impl() + " p99").isGreaterThanOrEqualTo(r.p50Micros());
+      assertThat(r.serverCommandsPerOp()).as(r.impl() + " commands per cycle").isGreaterThanOrEqualTo(1.0);
+    }
+    BenchResult locksmith = report.results().get(0);
+    if (scenario.equals("uncontended")) {
+      assertThat(locksmith.serverCommandsPerOp()).as("acquire + release, nothing else").isEqualTo(2.0);
+    }
+    if (scenario.equals("hot-key") || scenario.equals("herd")) {
+      assertThat(locksmith.minThreadOps()).as("no thread starved").isPositive();
+      assertThat(locksmith.handoffP50Micros()).isNotNull();
+    }
+    String json = report.toJson();
+    for (String field : List.of("\"scenario\": \"" + scenario + "\"", "\"results\"", "\"impl\"",
+        "\"opsPerSec\"", "\"p50Micros\"", "\"p99Micros\"", "\"serverCommandsPerOp\"")) {
+      assertThat(json).contains(field);
+    }
+  }
+
+  @Test
+  void badSettingsAreRejected() {
+    assertThatThrownBy(() -> Scenario.parse("everything")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("hot-key");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.HOT_KEY, List.of("curator"), Duration.ofSeconds(5), 0,
+        null, List.of())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown peer");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.HOT_KEY, List.of(), Duration.ofMillis(10), 0,
+        null, List.of())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1s");
+  }
+}

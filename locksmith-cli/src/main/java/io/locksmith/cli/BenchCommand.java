@@ -1,0 +1,45 @@
+package io.locksmith.cli;
+
+import io.locksmith.bench.Bench;
+import io.locksmith.bench.BenchReport;
+import io.locksmith.bench.BenchSettings;
+import io.locksmith.bench.Scenario;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+
+/** {@code locksmith bench}: parses the options, runs {@link Bench}, prints the table, writes the JSON. */
+final class BenchCommand {
+  private BenchCommand() {}
+
+  static int run(Args args, PrintStream out) throws Exception {
+    String scenarioName = args.get("scenario", null);
+    if (scenarioName == null) {
+      throw new Args.UsageException("bench needs --scenario");
+    }
+    BenchSettings settings;
+    try {
+      settings = new BenchSettings(Scenario.parse(scenarioName), list(args.get("against",
+          String.join(",", BenchSettings.PEERS))), args.duration("duration", Duration.ofSeconds(10)),
+          args.intValue("threads", 0, 1, 10_000), args.get("uri", null), list(args.get("nodes", "")));
+    } catch (IllegalArgumentException e) {
+      throw new Args.UsageException(e.getMessage());
+    }
+    BenchReport report = Bench.run(settings, out);
+    out.print(report.toTable());
+    String json = args.get("json", null);
+    if (json != null) {
+      Files.writeString(Path.of(json), report.toJson(), StandardCharsets.UTF_8);
+      out.println("wrote " + json);
+    }
+    return 0;
+  }
+
+  private static List<String> list(String csv) {
+    return Arrays.stream(csv.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+  }
+}
