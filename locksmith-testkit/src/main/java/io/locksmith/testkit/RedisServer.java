@@ -75,6 +75,7 @@ public final class RedisServer implements AutoCloseable {
     private static final int LOG_TAIL_LINES = 30;
     private static final String LOG_FILE = "redis.log";
     private static final String STDOUT_FILE = "redis-stdout.log";
+    static final String SENTINEL_CONFIG_FILE = "sentinel.conf";
 
     private static final Set<RedisServer> OPEN = ConcurrentHashMap.newKeySet();
     private static final AtomicBoolean HOOK_INSTALLED = new AtomicBoolean();
@@ -87,6 +88,7 @@ public final class RedisServer implements AutoCloseable {
     private final boolean persistence;
     private final List<String> extraArgs;
     private final Duration startupTimeout;
+    private final String sentinelConfig;
     private final Path dir;
 
     private volatile int port;
@@ -103,6 +105,7 @@ public final class RedisServer implements AutoCloseable {
         this.persistence = builder.persistence;
         this.extraArgs = List.copyOf(builder.extraArgs);
         this.startupTimeout = builder.startupTimeout;
+        this.sentinelConfig = builder.sentinelConfig;
         try {
             this.dir = Files.createTempDirectory("locksmith-redis-").toAbsolutePath();
         } catch (IOException e) {
@@ -397,7 +400,8 @@ public final class RedisServer implements AutoCloseable {
     @Override
     public String toString() {
         Process p = process;
-        return "RedisServer[" + host + ":" + port + ", v" + version + (p == null ? "" : ", pid " + p.pid())
+        return "RedisServer[" + host + ":" + port + ", v" + version + (sentinelConfig != null ? ", sentinel" : "")
+                + (p == null ? "" : ", pid " + p.pid())
                 + (closed ? ", closed" : isRunning() ? (paused ? ", paused" : ", running") : ", stopped") + "]";
     }
 
@@ -432,6 +436,9 @@ public final class RedisServer implements AutoCloseable {
         Path stdoutFile = dir.resolve(STDOUT_FILE);
         long logOffset = sizeOf(logFile);
         long stdoutOffset = sizeOf(stdoutFile);
+        if (sentinelConfig != null) {
+            writeSentinelConfigIfAbsent();
+        }
         List<String> cmd = commandLine(candidatePort, logFile);
         ProcessBuilder pb = new ProcessBuilder(cmd)
                 .directory(dir.toFile())
@@ -474,6 +481,10 @@ public final class RedisServer implements AutoCloseable {
     private List<String> commandLine(int candidatePort, Path logFile) {
         List<String> cmd = new ArrayList<>();
         cmd.add(binary.toString());
+        if (sentinelConfig != null) {
+            // Sentinel insists on a writable config file (it persists its state there) given as first argument
+            Collections.addAll(cmd, dir.resolve(SENTINEL_CONFIG_FILE).toString(), "--sentinel");
+        }
         Collections.addAll(cmd,
                 "--port", Integer.toString(candidatePort),
                 "--bind");
@@ -493,6 +504,22 @@ public final class RedisServer implements AutoCloseable {
         }
         cmd.addAll(extraArgs);
         return cmd;
+    }
+
+    /**
+     * Writes the sentinel configuration on the first launch only: Sentinel rewrites the file with what it learnt
+     * (known replicas and sentinels, epochs, the current master), which a restart must not throw away.
+     */
+    private void writeSentinelConfigIfAbsent() {
+        Path file = dir.resolve(SENTINEL_CONFIG_FILE);
+        if (Files.exists(file)) {
+            return;
+        }
+        try {
+            Files.writeString(file, sentinelConfig, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot write " + file, e);
+        }
     }
 
     private boolean ping(int p, Duration timeout) {
@@ -638,6 +665,7 @@ public final class RedisServer implements AutoCloseable {
         private final List<String> extraArgs = new ArrayList<>();
         private Duration startupTimeout = Duration.ofSeconds(10);
         private Path binary;
+        private String sentinelConfig;
 
         private Builder() {
         }
@@ -723,6 +751,20 @@ public final class RedisServer implements AutoCloseable {
          */
         public Builder binary(Path binary) {
             this.binary = Objects.requireNonNull(binary, "binary");
+            return this;
+        }
+
+        /**
+         * Runs the process as a Redis Sentinel ({@code redis-server <dir>/sentinel.conf --sentinel ...}) whose
+         * configuration file initially holds {@code config}. The file is written into the data directory on the
+         * first start and left to Sentinel afterwards (it rewrites it with its state), so a restart resumes with
+         * what the sentinel knew. Package-private: used by {@link RedisSentinelGroup}.
+         *
+         * @param config the initial contents of {@code sentinel.conf}, e.g. {@code sentinel monitor ...} lines
+         * @return this builder
+         */
+        Builder sentinelConfig(String config) {
+            this.sentinelConfig = Objects.requireNonNull(config, "config");
             return this;
         }
 
