@@ -398,17 +398,22 @@ final class RedisBackend implements LockBackend {
       client.shutdown(0, 2, TimeUnit.SECONDS);
     }
     if (resources != null && resources != sharedResources) {
-      try {
-        resources.shutdown(0, 2, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
-      } catch (Exception e) {
-        if (e instanceof InterruptedException) {
-          Thread.currentThread().interrupt();
-        }
-        log.debug("shutting down Lettuce resources: {}", e.toString());
-      }
+      shutdown(resources);
     }
     client = null;
     resources = null;
   }
 
+
+  /** Stops Lettuce's threads, waiting a bounded time; never throws. */
+  static void shutdown(ClientResources resources) {
+    try {
+      resources.shutdown(0, 2, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      log.debug("shutting down Lettuce resources: {}", e.toString());
+    }
+  }
 }

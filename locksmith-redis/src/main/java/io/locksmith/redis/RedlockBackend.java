@@ -532,14 +532,7 @@ final class RedlockBackend implements LockBackend {
     for (RedisBackend node : nodes) {
       node.close();
     }
-    try {
-      resources.shutdown(0, 2, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
-      }
-      log.debug("shutting down Lettuce resources: {}", e.toString());
-    }
+    RedisBackend.shutdown(resources);
   }
 
   // ------------------------------------------------------------------ helpers
