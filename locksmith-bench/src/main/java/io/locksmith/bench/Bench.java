@@ -171,6 +171,6 @@ public final class Bench {
         perOp == null ? null : perOp[0], perOp == null ? null : perOp[1],
         contended && anyHandoff ? w.handoffs.getValueAtPercentile(50) / 1000.0 : null,
         contended && anyHandoff ? w.handoffs.getValueAtPercentile(99) / 1000.0 : null,
-        contended ? min : null, contended ? max : null);
+        contended ? min : null, contended ? max : null, w.timeouts);
   }
 }

@@ -38,6 +38,7 @@ public record BenchReport(Scenario scenario, int threads, long durationMillis, S
       field(b, "handoffP99Micros", r.handoffP99Micros());
       field(b, "minThreadOps", r.minThreadOps());
       field(b, "maxThreadOps", r.maxThreadOps());
+      field(b, "abandonedWaits", r.abandonedWaits());
       b.append('}');
     }
     return b.append("\n  ]\n}\n").toString();
@@ -67,6 +68,12 @@ public record BenchReport(Scenario scenario, int threads, long durationMillis, S
           num(r.serverCommandsPerOp(), 2),
           num(r.wakeupsPerOp(), 2), num(r.handoffP50Micros(), 0), num(r.handoffP99Micros(), 0),
           r.minThreadOps() == null ? "-" : r.minThreadOps() + "/" + r.maxThreadOps()));
+    }
+    for (BenchResult r : results) {
+      if (r.abandonedWaits() > 0) {
+        b.append(String.format(Locale.ROOT, "%s: %d waiting thread(s) gave up 2 s after a window closed%n",
+            r.impl(), r.abandonedWaits()));
+      }
     }
     return b.toString();
   }

@@ -15,7 +15,8 @@ package io.locksmith.bench;
  * @param handoffP99Micros 99th percentile of the same
  * @param minThreadOps fewest cycles any thread completed (0 = a starved thread)
  * @param maxThreadOps most cycles any thread completed
+ * @param abandonedWaits threads still waiting 2 s after a measured window closed (they gave up)
  */
 public record BenchResult(String impl, double opsPerSec, Double p50Micros, Double p99Micros,
     Double acquireP50Micros, Double serverCommandsPerOp, Double wakeupsPerOp, Double handoffP50Micros, Double handoffP99Micros,
-    Long minThreadOps, Long maxThreadOps) {}
+    Long minThreadOps, Long maxThreadOps, long abandonedWaits) {}

@@ -1,9 +1,10 @@
 package io.locksmith.bench;
 
 /**
- * One lock implementation under test. {@link #acquire(String)} blocks until the lock is held and returns
- * what releases it; both run on the same thread, as thread-bound peers (Redisson, Spring) require.
- * Implementations are thread-safe.
+ * One lock implementation under test. {@link #acquire(String, long)} blocks until the lock is held or
+ * the wait is over, and returns what releases it; both run on the same thread, as thread-bound peers
+ * (Redisson, Spring) require. The bounded wait keeps every run bounded, whatever a peer does with a
+ * thousand waiters. Implementations are thread-safe.
  */
 interface LockImpl extends AutoCloseable {
   /** @return the {@code impl} name reported in results */
@@ -11,10 +12,11 @@ interface LockImpl extends AutoCloseable {
 
   /**
    * @param name lock name
-   * @return releases the lock
+   * @param waitNanos longest wait
+   * @return releases the lock, or null if it was not acquired within the wait
    * @throws Exception whatever the implementation throws
    */
-  Held acquire(String name) throws Exception;
+  Held acquire(String name, long waitNanos) throws Exception;
 
   /** A held lock. */
   interface Held {

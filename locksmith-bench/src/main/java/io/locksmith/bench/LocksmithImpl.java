@@ -19,9 +19,9 @@ final class LocksmithImpl implements LockImpl {
   }
 
   @Override
-  public Held acquire(String lockName) throws InterruptedException {
-    Lease lease = client.lock(lockName).acquire();
-    return lease::release;
+  public Held acquire(String lockName, long waitNanos) throws InterruptedException {
+    java.util.Optional<Lease> lease = client.lock(lockName).tryAcquire(java.time.Duration.ofNanos(waitNanos));
+    return lease.<Held>map(l -> l::release).orElse(null);
   }
 
   @Override

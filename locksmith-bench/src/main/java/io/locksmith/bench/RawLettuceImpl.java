@@ -38,11 +38,15 @@ final class RawLettuceImpl implements LockImpl {
   }
 
   @Override
-  public Held acquire(String name) {
+  public Held acquire(String name, long waitNanos) {
     String key = "raw:lock:" + name;
     String token = prefix + tokens.incrementAndGet();
     SetArgs args = SetArgs.Builder.nx().px(30_000);
+    long deadline = System.nanoTime() + waitNanos;
     while (sync.set(key, token, args) == null) {
+      if (System.nanoTime() - deadline >= 0) {
+        return null;
+      }
       LockSupport.parkNanos(200_000);
     }
     return () -> sync.evalsha(releaseSha, ScriptOutputType.INTEGER, new String[] {key}, token);

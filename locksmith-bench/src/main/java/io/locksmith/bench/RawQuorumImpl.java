@@ -52,7 +52,7 @@ final class RawQuorumImpl implements LockImpl {
   }
 
   @Override
-  public Held acquire(String name) throws Exception {
+  public Held acquire(String name, long waitNanos) throws Exception {
     String key = "rawq:lock:" + name;
     String token = prefix + tokens.incrementAndGet();
     SetArgs args = SetArgs.Builder.nx().px(30_000);

@@ -53,10 +53,10 @@ final class RedissonImpl implements LockImpl {
   }
 
   @Override
-  public Held acquire(String lockName) {
+  public Held acquire(String lockName, long waitNanos) throws InterruptedException {
     RLock lock = lockFor.apply(clients, lockName);
-    lock.lock();
-    return lock::unlock;
+    // no lease time given: Redisson's watchdog renews, like Locksmith's watched lease
+    return lock.tryLock(waitNanos, java.util.concurrent.TimeUnit.NANOSECONDS) ? lock::unlock : null;
   }
 
   @Override

@@ -29,10 +29,9 @@ final class SpringImpl implements LockImpl {
   }
 
   @Override
-  public Held acquire(String name) {
+  public Held acquire(String name, long waitNanos) throws InterruptedException {
     Lock lock = registry.obtain(name);
-    lock.lock();
-    return lock::unlock;
+    return lock.tryLock(waitNanos, java.util.concurrent.TimeUnit.NANOSECONDS) ? lock::unlock : null;
   }
 
   @Override
