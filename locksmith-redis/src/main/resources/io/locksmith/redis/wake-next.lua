@@ -2,6 +2,9 @@
 -- deadline passed belong to waiters that died or gave up without saying so; they are dropped first.
 -- A waiter id is "<clientId>:w<seq>"; each client listens on one channel, <prefix><clientId>.
 local function wake_next(waiters, prefix, name)
+  if redis.call('EXISTS', waiters) == 0 then
+    return -- nobody waits: the common case costs one lookup
+  end
   local t = redis.call('TIME')
   local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now_ms)
