@@ -63,6 +63,10 @@ class MainTest {
     assertThat(Main.run(new String[] {"frobnicate"}, out, err)).isEqualTo(2);
     assertThat(Main.run(new String[] {"demo", "--items", "lots"}, out, err)).isEqualTo(2);
     assertThat(Main.run(new String[] {"inspect", "orders"}, out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"bench"}, out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"bench", "--scenario", "everything"}, out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"bench", "--scenario", "herd", "--against", "curator"}, out, err))
+        .isEqualTo(2);
     assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("unknown command 'frobnicate'")
         .contains("--items must be a whole number").contains("usage: locksmith");
   }
