@@ -1,6 +1,8 @@
 package io.locksmith.redis;
 
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
@@ -13,6 +15,7 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import io.locksmith.BackendUnavailableException;
 import io.locksmith.Capabilities;
 import io.locksmith.FencingGuarantee;
@@ -23,12 +26,17 @@ import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
 import io.locksmith.spi.LockBackend;
 import io.locksmith.spi.RenewRequest;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -38,10 +46,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Redis (one node) through Lettuce. One multiplexed command connection carries every operation (Lettuce
- * pipelines concurrent callers on it); one pub/sub connection listens on this client's single wake-up
- * channel. Every operation is one {@code EVALSHA} of a preloaded script, falling back to {@code EVAL}
- * (which reloads it) if the server lost its script cache.
+ * Redis (one master) through Lettuce. One multiplexed command connection carries every operation
+ * (Lettuce pipelines concurrent callers on it); one pub/sub connection listens on this client's single
+ * wake-up channel. Every operation is one {@code EVALSHA} of a preloaded script, falling back to {@code
+ * EVAL} (which reloads it) if the server lost its script cache.
+ *
+ * <p>With a Sentinel URI, Lettuce resolves the master address through the sentinels on every connect
+ * and on every reconnect of either connection ({@code RedisClient#getSocketAddress} is deferred and
+ * re-run by the reconnection handler), and the pub/sub connection re-subscribes when it comes back. So
+ * both connections follow a failover once their connection to the old master drops: a crash drops it,
+ * and so does Sentinel when it demotes a running master (it closes the clients' connections). A master
+ * that hangs (paused process, frozen VM, one-way partition) drops nothing, so Lettuce would stay with
+ * it; for that case a command timeout or a {@code READONLY} reply makes this backend ask the sentinels
+ * and, if they name another node, replace both connections ({@link #checkMaster}).
  */
 final class RedisBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(RedisBackend.class);
@@ -49,8 +66,12 @@ final class RedisBackend implements LockBackend {
       EnumSet.of(LockKind.EXCLUSIVE), FencingGuarantee.CLOCK_FLOORED, true);
   /** Keys per renewal script call: keeps one call short on the server's single thread. */
   private static final int RENEW_CHUNK = 256;
+  /** Longest pause between two reconnection attempts of a dropped connection. */
+  static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
   /** Least time between two attempts to connect a node that could not be reached (Redlock). */
   private static final long RECONNECT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** Sentinel: least time between two checks whether the sentinels still name our master. */
+  private static final long MASTER_CHECK_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /** How the acquire script mints a token; see acquire.lua. */
   enum TokenRule {
@@ -85,6 +106,10 @@ final class RedisBackend implements LockBackend {
   private volatile boolean closed;
   private final AtomicBoolean connecting = new AtomicBoolean();
   private volatile long lastAttempt;
+  /** Sentinel: the node each open connection of this client is connected to, as Lettuce reports it. */
+  private final Map<RedisChannelHandler<?, ?>, SocketAddress> connectedTo = new ConcurrentHashMap<>();
+  private final AtomicBoolean checkingMaster = new AtomicBoolean();
+  private volatile long lastMasterCheck;
 
   RedisBackend(RedisURI uri, Duration commandTimeout, Duration waiterRecheck, Duration fenceRetention) {
     this(uri, commandTimeout, waiterRecheck, fenceRetention, TokenRule.TIME_FLOORED, null);
@@ -103,9 +128,11 @@ final class RedisBackend implements LockBackend {
   /** Connects, loads the scripts and subscribes, or fails: one node is all there is. */
   @Override
   public void open(BackendContext context) {
+    // connect, load scripts, subscribe: three steps each bounded by the command timeout; through
+    // Sentinel each of the two connects is two steps (ask a sentinel, then connect to the master)
+    int steps = RedisLockClient.isSentinel(uri) ? 5 : 3;
     try {
-      // connect, load scripts, subscribe: three steps each bounded by the command timeout
-      openAsync(context).get(commandTimeout.toMillis() * 3 + 1000, TimeUnit.MILLISECONDS);
+      openAsync(context).get(commandTimeout.toMillis() * steps + 1000, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       close();
       Thread.currentThread().interrupt();
@@ -129,8 +156,13 @@ final class RedisBackend implements LockBackend {
     this.context = context;
     keys = new RedisKeys(context.namespace());
     channelPrefix = keys.channelPrefix();
+    // Reconnect backoff doubles from 1 ms but stops at 1 s (Lettuce's default goes up to 30 s): an
+    // outage such as a Sentinel failover ends at a moment the client cannot know, and every second of
+    // backoff after it is time in which acquisitions fail and leases cannot renew.
     resources = sharedResources != null ? sharedResources
-        : DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2).build();
+        : DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2)
+            .reconnectDelay(Delay.exponential(Duration.ZERO, MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS))
+            .build();
     client = RedisClient.create(resources, uri);
     client.setOptions(io.lettuce.core.ClientOptions.builder()
         .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
@@ -139,6 +171,19 @@ final class RedisBackend implements LockBackend {
         .disconnectedBehavior(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
         .autoReconnect(true)
         .build());
+    if (RedisLockClient.isSentinel(uri)) {
+      client.addListener(new RedisConnectionStateListener() {
+        @Override
+        public void onRedisConnected(RedisChannelHandler<?, ?> c, SocketAddress address) {
+          connectedTo.put(c, address);
+        }
+
+        @Override
+        public void onRedisDisconnected(RedisChannelHandler<?, ?> c) {
+          connectedTo.remove(c);
+        }
+      });
+    }
     connecting.set(true);
     return connect();
   }
@@ -176,9 +221,17 @@ final class RedisBackend implements LockBackend {
                   }
                 });
                 return ps.async().subscribe(channel).toCompletableFuture().thenAccept(v -> {
+                  StatefulRedisPubSubConnection<String, String> replacedPubsub = pubsub;
+                  StatefulRedisConnection<String, String> replaced = connection;
                   pubsub = ps;
                   connection = conn;
                   commands = conn.async();
+                  // a pair this one replaces (Sentinel: still on the old master) goes; what is
+                  // pending on it fails now instead of at its timeout
+                  if (replaced != null) {
+                    replaced.closeAsync();
+                    replacedPubsub.closeAsync();
+                  }
                 });
               });
         });
@@ -246,14 +299,91 @@ final class RedisBackend implements LockBackend {
           if (f == null) {
             out.complete(v);
           } else {
+            checkMasterAfter(f);
             out.completeExceptionally(RedisExceptions.translate(f, what));
           }
         });
       } else {
+        checkMasterAfter(failure);
         out.completeExceptionally(RedisExceptions.translate(failure, what));
       }
     });
     return out;
+  }
+
+  /**
+   * Sentinel only: after a command timed out or was refused with {@code READONLY}, this client may be
+   * talking to a node that is no longer the master without its connections having dropped (a hung
+   * master, or a demoted one that kept them), and Lettuce reconnects only when a connection drops.
+   * So ask the sentinels, at most once a second, and if they name another node, move both connections
+   * there. A master that is merely slow keeps its connections: its address has not changed.
+   */
+  private void checkMasterAfter(Throwable failure) {
+    if (closed || !RedisLockClient.isSentinel(uri) || !RedisExceptions.mayBeStaleMaster(failure)) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (now - lastMasterCheck < MASTER_CHECK_INTERVAL_NANOS || !checkingMaster.compareAndSet(false, true)) {
+      return;
+    }
+    lastMasterCheck = now;
+    CompletableFuture<Boolean> check;
+    try {
+      check = checkMaster();
+    } catch (RuntimeException e) { // e.g. closed meanwhile; the caller must still complete its command
+      check = CompletableFuture.failedFuture(e);
+    }
+    check.whenComplete((moved, f) -> {
+      checkingMaster.set(false);
+      if (f != null) {
+        log.debug("could not ask the sentinels of {}: {}", RedisLockClient.describe(uri), f.toString());
+      }
+    });
+  }
+
+  /** @return completes with whether the connections were found elsewhere and a move was started */
+  private CompletableFuture<Boolean> checkMaster() {
+    RedisClient c = client;
+    if (c == null) {
+      return CompletableFuture.completedFuture(false);
+    }
+    return c.connectSentinelAsync(StringCodec.UTF8, uri).thenCompose(sentinel -> sentinel.async()
+        .getMasterAddrByName(uri.getSentinelMasterId()).toCompletableFuture()
+        .whenComplete((a, f) -> sentinel.closeAsync()))
+        .thenApply(master -> {
+          SocketAddress at = elsewhere(connection, master);
+          SocketAddress pubsubAt = elsewhere(pubsub, master);
+          if (master == null || (at == null && pubsubAt == null) || closed
+              || !connecting.compareAndSet(false, true)) {
+            return false;
+          }
+          log.warn("the sentinels of {} name {} as master, but this client is connected to {}; moving there",
+              RedisLockClient.describe(uri), hostPort(master), hostPort(at != null ? at : pubsubAt));
+          connect().whenComplete((v, f) -> {
+            if (f != null) {
+              log.warn("could not move to the master at {}: {}", hostPort(master), f.toString());
+            }
+          });
+          return true;
+        });
+  }
+
+  /** @return the address {@code c} is connected to if that is known and not {@code master}, else null */
+  private SocketAddress elsewhere(Object c, SocketAddress master) {
+    SocketAddress at = c == null ? null : connectedTo.get(c);
+    return at == null || master == null || sameNode(at, master) ? null : at;
+  }
+
+  private static String hostPort(SocketAddress a) {
+    return a instanceof InetSocketAddress i ? i.getHostString() + ":" + i.getPort() : String.valueOf(a);
+  }
+
+  private static boolean sameNode(SocketAddress a, SocketAddress b) {
+    if (a instanceof InetSocketAddress x && b instanceof InetSocketAddress y) {
+      return x.getPort() == y.getPort() && (x.getHostString().equals(y.getHostString())
+          || (x.getAddress() != null && x.getAddress().equals(y.getAddress())));
+    }
+    return Objects.equals(a, b);
   }
 
   @Override
@@ -383,6 +513,7 @@ final class RedisBackend implements LockBackend {
   @Override
   public void close() {
     closed = true;
+    connectedTo.clear();
     commands = null;
     try {
       if (pubsub != null) {

@@ -1,6 +1,7 @@
 package io.locksmith.redis;
 
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisNoScriptException;
 import io.locksmith.BackendUnavailableException;
 import io.locksmith.LockException;
@@ -22,6 +23,16 @@ final class RedisExceptions {
     Throwable u = unwrap(t);
     return u instanceof RedisNoScriptException
         || (u instanceof RedisCommandExecutionException && String.valueOf(u.getMessage()).startsWith("NOSCRIPT"));
+  }
+
+  /**
+   * A timeout or a {@code READONLY} reply: what a client sees when its connection still points at a
+   * master that hangs or has been demoted.
+   */
+  static boolean mayBeStaleMaster(Throwable t) {
+    Throwable u = unwrap(t);
+    return u instanceof RedisCommandTimeoutException
+        || (u instanceof RedisCommandExecutionException && String.valueOf(u.getMessage()).startsWith("READONLY"));
   }
 
   /** Error replies that mean "not now" (loading, busy script, demoted master, failover, cluster down). */

@@ -5,9 +5,11 @@ import io.locksmith.ClientOptions;
 import io.locksmith.internal.DefaultLockClient;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.StringJoiner;
 
 /**
- * Locks on one Redis server (or a master you point at directly), through Lettuce.
+ * Locks on one Redis master, through Lettuce: a server you address directly, or the master of a Redis
+ * Sentinel deployment that the client finds through the sentinels.
  *
  * <pre>{@code
  * try (RedisLockClient locks = RedisLockClient.create("redis://localhost:6379")) {
@@ -36,6 +38,15 @@ import java.util.Objects;
  * {@link io.locksmith.LeaseState#UNCERTAIN}, then {@link io.locksmith.LeaseState#LOST} when their
  * validity runs out.
  *
+ * <p><b>Sentinel.</b> With a {@code redis-sentinel://} URI every connection and every reconnection
+ * asks the sentinels for the current master, and a command timeout or a {@code READONLY} reply makes
+ * the client check whether they now name another node (a hung master keeps its connections open); so
+ * after a failover the client continues on the promoted replica, once it has found out by a failed
+ * command. Replication is asynchronous: a grant that had not reached the promoted replica is gone
+ * there. The holder's next renewal finds that out and the lease becomes
+ * {@link io.locksmith.LeaseState#LOST}, but until then another client may be granted the same lock.
+ * Fence the protected resource.
+ *
  * <p>Thread-safe; create one per application and close it at shutdown.
  */
 public final class RedisLockClient extends ForwardingLockClient {
@@ -57,10 +68,11 @@ public final class RedisLockClient extends ForwardingLockClient {
   /**
    * Connects with default options.
    *
-   * @param uri {@code redis://[user:password@]host[:port][/db]} or {@code rediss://…} for TLS
+   * @param uri {@code redis://[user:password@]host[:port][/db]}, {@code rediss://…} for TLS, or a
+   *     Sentinel URI (see {@link Builder#uri(String)})
    * @return a connected client
    * @throws NullPointerException if {@code uri} is null
-   * @throws IllegalArgumentException if {@code uri} is not a Redis URI
+   * @throws IllegalArgumentException if {@code uri} is not a Redis or Redis Sentinel URI
    * @throws io.locksmith.BackendUnavailableException if the server cannot be reached within the
    *     command timeout
    */
@@ -73,14 +85,31 @@ public final class RedisLockClient extends ForwardingLockClient {
     return new Builder();
   }
 
-  /** @return the server address, with any password masked */
+  /**
+   * @return the server address without credentials, e.g. {@code redis://host:6379/2}, or for Sentinel
+   *     {@code redis-sentinel://s1:26379,s2:26379?sentinelMasterId=mymaster} (the sentinels and the
+   *     master name, not the master's current address)
+   */
   public String serverDescription() {
     return describe(uri);
   }
 
+  /** The URI without user or password: safe for logs and exception messages. */
   static String describe(RedisURI uri) {
-    return (uri.isSsl() ? "rediss://" : "redis://") + uri.getHost() + ":" + uri.getPort()
-        + (uri.getDatabase() != 0 ? "/" + uri.getDatabase() : "");
+    String db = uri.getDatabase() != 0 ? "/" + uri.getDatabase() : "";
+    if (uri.getSentinels().isEmpty()) {
+      return (uri.isSsl() ? "rediss://" : "redis://") + uri.getHost() + ":" + uri.getPort() + db;
+    }
+    StringJoiner sentinels = new StringJoiner(",", uri.isSsl() ? "rediss-sentinel://" : "redis-sentinel://",
+        db + "?sentinelMasterId=" + uri.getSentinelMasterId());
+    for (RedisURI sentinel : uri.getSentinels()) {
+      sentinels.add(sentinel.getHost() + ":" + sentinel.getPort());
+    }
+    return sentinels.toString();
+  }
+
+  static boolean isSentinel(RedisURI uri) {
+    return !uri.getSentinels().isEmpty();
   }
 
   @Override
@@ -100,8 +129,22 @@ public final class RedisLockClient extends ForwardingLockClient {
     private Builder() {}
 
     /**
-     * @param uri {@code redis://[user:password@]host[:port][/db]}, or {@code rediss://…} for TLS;
-     *     user and password authenticate with an ACL user (Redis 6+)
+     * The server to use, one of:
+     *
+     * <ul>
+     *   <li>{@code redis://[[user:]password@]host[:port][/db]}, or {@code rediss://…} for TLS;
+     *   <li>{@code redis-sentinel://[[user:]password@]host1[:port1][,host2[:port2]…][/db]?sentinelMasterId=name}
+     *       for the master that Redis Sentinel monitors under {@code name}, or
+     *       {@code rediss-sentinel://…} for TLS to the sentinels and the master. The hosts are
+     *       sentinels (default port 26379); list several so the client can ask another when one is
+     *       down.
+     * </ul>
+     *
+     * <p>User and password authenticate with the data node (a Redis 6+ ACL user, or {@code
+     * requirepass}); in a Sentinel URI they are not sent to the sentinels, which must therefore
+     * accept clients without a password.
+     *
+     * @param uri the URI, checked by {@link #build()}
      * @return this builder
      */
     public Builder uri(String uri) {
@@ -152,9 +195,11 @@ public final class RedisLockClient extends ForwardingLockClient {
      *
      * @return a connected client
      * @throws NullPointerException if the URI or a setting is null
-     * @throws IllegalArgumentException if the URI is not a Redis URI or a duration is out of range
+     * @throws IllegalArgumentException if the URI is not a Redis or Redis Sentinel URI (a Sentinel URI
+     *     without {@code sentinelMasterId} included), or a duration is out of range
      * @throws io.locksmith.BackendUnavailableException if the server cannot be reached within the
-     *     command timeout
+     *     command timeout; with Sentinel also if no sentinel answers or none knows the master name
+     * @throws io.locksmith.LockException if the server refuses the connection, e.g. a wrong password
      */
     public RedisLockClient build() {
       Objects.requireNonNull(uri, "uri");
@@ -162,7 +207,7 @@ public final class RedisLockClient extends ForwardingLockClient {
       Objects.requireNonNull(waiterRecheck, "waiterRecheck");
       Objects.requireNonNull(fenceRetention, "fenceRetention");
       Objects.requireNonNull(options, "options");
-      redisUri = parseUri(uri);
+      redisUri = parseUri(uri, true);
       atLeast("commandTimeout", commandTimeout, Duration.ofMillis(1));
       atLeast("waiterRecheck", waiterRecheck, Duration.ofMillis(10));
       atLeast("fenceRetention", fenceRetention, Duration.ofSeconds(1));
@@ -173,11 +218,23 @@ public final class RedisLockClient extends ForwardingLockClient {
 
   /** @throws IllegalArgumentException if {@code uri} is not a redis:// or rediss:// URI */
   static RedisURI parseUri(String uri) {
-    if (!uri.startsWith("redis://") && !uri.startsWith("rediss://")) {
-      throw new IllegalArgumentException("uri must start with redis:// or rediss://, was '"
+    return parseUri(uri, false);
+  }
+
+  /**
+   * @param sentinel whether {@code redis-sentinel://} and {@code rediss-sentinel://} are accepted too
+   * @throws IllegalArgumentException if {@code uri} has another scheme or Lettuce cannot parse it
+   */
+  static RedisURI parseUri(String uri, boolean sentinel) {
+    boolean direct = uri.startsWith("redis://") || uri.startsWith("rediss://");
+    boolean viaSentinel = uri.startsWith("redis-sentinel://") || uri.startsWith("rediss-sentinel://");
+    if (!direct && !(sentinel && viaSentinel)) {
+      throw new IllegalArgumentException("uri must start with redis:// or rediss://"
+          + (sentinel ? " (or redis-sentinel://, rediss-sentinel://)" : "") + ", was '"
           + uri.replaceAll("//[^@/]*@", "//***@") + "'");
     }
     try {
+      // Lettuce rejects a Sentinel URI without sentinelMasterId or with an empty sentinel host
       return RedisURI.create(uri);
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("not a valid Redis URI: " + e.getMessage(), e);

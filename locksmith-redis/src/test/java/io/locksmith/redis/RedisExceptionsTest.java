@@ -24,4 +24,15 @@ class RedisExceptionsTest {
     assertThat(RedisExceptions.translate(new RedisCommandTimeoutException("timed out"), "release"))
         .isInstanceOf(BackendUnavailableException.class).hasCauseInstanceOf(RedisCommandTimeoutException.class);
   }
+
+  @Test
+  void timeoutsAndReadOnlyRepliesAreWhatMakesASentinelClientRecheckItsMaster() {
+    assertThat(RedisExceptions.mayBeStaleMaster(new CompletionException(new RedisCommandTimeoutException("t"))))
+        .isTrue();
+    assertThat(RedisExceptions.mayBeStaleMaster(new RedisCommandExecutionException(
+        "READONLY You can't write against a read only replica."))).isTrue();
+    assertThat(RedisExceptions.mayBeStaleMaster(new RedisCommandExecutionException("OOM command not allowed")))
+        .isFalse();
+    assertThat(RedisExceptions.mayBeStaleMaster(new IllegalStateException("connection closed"))).isFalse();
+  }
 }
