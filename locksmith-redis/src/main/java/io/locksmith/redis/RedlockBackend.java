@@ -61,7 +61,10 @@ final class RedlockBackend implements LockBackend {
 
   RedlockBackend(List<io.lettuce.core.RedisURI> uris, Duration nodeTimeout, Duration retryDelay,
       Duration waiterRecheck, Duration fenceRetention) {
+    // a node that comes back is reconnected within a second (Lettuce's default backoff reaches 30 s)
     this.resources = DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2)
+        .reconnectDelay(io.lettuce.core.resource.Delay.exponential(Duration.ZERO,
+            RedisBackend.MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS))
         .build();
     this.nodes = new ArrayList<>();
     for (io.lettuce.core.RedisURI uri : uris) {
