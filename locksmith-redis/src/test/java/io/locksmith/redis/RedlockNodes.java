@@ -3,12 +3,24 @@ package io.locksmith.redis;
 import io.locksmith.testkit.RedisServer;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
-/** N independent Redis servers for Redlock tests, started in parallel; closed with the test class. */
-final class RedlockNodes implements AutoCloseable {
-  final List<RedisServer> servers = new ArrayList<>();
+/**
+ * N independent Redis servers for Redlock tests, started in parallel before the class and closed
+ * after it: {@code @RegisterExtension static final RedlockNodes NODES = new RedlockNodes(5);}.
+ */
+final class RedlockNodes implements BeforeAllCallback, AfterAllCallback {
+  private final int n;
+  private final List<RedisServer> servers = new ArrayList<>();
 
   RedlockNodes(int n) {
+    this.n = n;
+  }
+
+  @Override
+  public void beforeAll(ExtensionContext context) {
     List<RedisServer> built = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       built.add(RedisServer.builder().build());
@@ -22,6 +34,12 @@ final class RedlockNodes implements AutoCloseable {
     servers.addAll(built);
   }
 
+  @Override
+  public void afterAll(ExtensionContext context) {
+    servers.forEach(RedisServer::close);
+    servers.clear();
+  }
+
   List<String> uris() {
     return servers.stream().map(RedisServer::uri).toList();
   }
@@ -33,10 +51,5 @@ final class RedlockNodes implements AutoCloseable {
   /** Resumes every paused server; used after tests that pause some. */
   void resumeAll() {
     servers.forEach(RedisServer::resume);
-  }
-
-  @Override
-  public void close() {
-    servers.forEach(RedisServer::close);
   }
 }

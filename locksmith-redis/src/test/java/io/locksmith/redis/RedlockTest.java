@@ -16,29 +16,17 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Redlock's own semantics on five real Redis processes: quorum, clean-up, validity, tokens. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedlockTest {
   private static final Duration NODE_TIMEOUT = Duration.ofMillis(200);
-  private static RedlockNodes nodes;
-
-  @BeforeAll
-  static void startNodes() {
-    nodes = new RedlockNodes(5);
-  }
-
-  @AfterAll
-  static void stopNodes() {
-    if (nodes != null) {
-      nodes.close();
-    }
-  }
+  @RegisterExtension
+  static final RedlockNodes nodes = new RedlockNodes(5);
 
   @AfterEach
   void resumeNodes() {
