@@ -56,7 +56,7 @@ final class Workload {
     Recorder cycleRecorder = new Recorder(HIGHEST_NANOS, 3);
     Recorder handoffRecorder = new Recorder(HIGHEST_NANOS, 3);
     Recorder acquireRecorder = new Recorder(HIGHEST_NANOS, 3);
-    AtomicLong lastReleaseStart = new AtomicLong();
+    AtomicLong lastReleaseStart = new AtomicLong(Long.MIN_VALUE); // MIN_VALUE: no release yet
     AtomicLong done = new AtomicLong();
     AtomicLong all = new AtomicLong();
     AtomicLong gaveUp = new AtomicLong();
@@ -96,7 +96,8 @@ final class Workload {
               cycleRecorder.recordValue(Math.min(finished - start, HIGHEST_NANOS));
               acquireRecorder.recordValue(Math.min(granted - start, HIGHEST_NANOS));
               // one name: the latest release began while this thread waited, so it handed the lock over
-              if (oneName && released - start > 0 && granted - released >= 0) {
+              if (oneName && released != Long.MIN_VALUE && released - start > 0
+                  && granted - released >= 0) {
                 handoffRecorder.recordValue(Math.min(granted - released, HIGHEST_NANOS));
               }
               counts[id]++;

@@ -122,7 +122,7 @@ public final class InJvmLockServer {
       return AcquireReply.granted(e.token, 1);
     }
     if (e.owner.equals(owner)) {
-      e.holds++;
+      e.holds = mode == AcquireMode.NEW ? 1 : e.holds + 1; // NEW: a leftover of an earlier attempt
       e.expiresAt = clock.nanoTime() + leaseNanos;
       return AcquireReply.granted(e.token, e.holds);
     }

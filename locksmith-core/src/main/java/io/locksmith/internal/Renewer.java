@@ -1,5 +1,6 @@
 package io.locksmith.internal;
 
+import io.locksmith.BackendUnavailableException;
 import io.locksmith.spi.LockBackend;
 import io.locksmith.spi.RenewRequest;
 import java.util.ArrayList;
@@ -82,8 +83,11 @@ final class Renewer {
     reply.whenComplete((owned, failure) -> {
       Throwable cause = failure == null ? null : Futures.unwrap(failure);
       for (int i = 0; i < batch.size(); i++) {
-        boolean stillOwned = cause == null && owned.get(i);
-        batch.get(i).onRenewalReply(sent, stillOwned, cause);
+        Boolean answer = cause == null ? owned.get(i) : null;
+        Throwable unknown = cause != null ? cause : answer == null
+            ? new BackendUnavailableException("the backend could not tell whether the lease is still held")
+            : null;
+        batch.get(i).onRenewalReply(sent, Boolean.TRUE.equals(answer), unknown);
       }
     });
   }

@@ -58,7 +58,9 @@ public interface LockBackend extends AutoCloseable {
    * Extends several leases in as few round trips as the backend allows, each only if still owned.
    *
    * @param requests the leases to extend
-   * @return one boolean per request, in order: whether it was still owned and is now extended
+   * @return one value per request, in order: whether it was still owned and is now extended, or
+   *     {@code null} if the backend cannot tell for that lease (it becomes UNCERTAIN and is retried
+   *     within its validity, like a failed call)
    */
   CompletionStage<List<Boolean>> renew(List<RenewRequest> requests);
 

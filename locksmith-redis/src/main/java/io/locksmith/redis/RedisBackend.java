@@ -193,7 +193,13 @@ final class RedisBackend implements LockBackend {
     lastAttempt = System.nanoTime();
     String channel = channelPrefix + context.clientId();
     List<AutoCloseable> opened = new ArrayList<>();
-    CompletableFuture<Void> done = client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture()
+    CompletableFuture<StatefulRedisConnection<String, String>> first;
+    try {
+      first = client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture();
+    } catch (RuntimeException e) {
+      first = CompletableFuture.failedFuture(e);
+    }
+    CompletableFuture<Void> done = first
         .thenCompose(conn -> {
           opened.add(conn);
           conn.setTimeout(commandTimeout);

@@ -89,7 +89,11 @@ final class RedlockBackend implements LockBackend {
   public void open(BackendContext context) {
     List<CompletableFuture<Void>> connects = new ArrayList<>();
     for (RedisBackend node : nodes) {
-      connects.add(node.openAsync(context));
+      try {
+        connects.add(node.openAsync(context));
+      } catch (RuntimeException e) {
+        connects.add(CompletableFuture.failedFuture(e));
+      }
     }
     long deadline = System.nanoTime() + nodeTimeout.toNanos() * 3 + TimeUnit.SECONDS.toNanos(1);
     int connected = 0;
@@ -178,28 +182,44 @@ final class RedlockBackend implements LockBackend {
             firstFailure = RedisExceptions.unwrap(failure);
           }
         } else {
-          AcquireReply r = RedisBackend.toAcquireReply(reply);
-          if (r.granted()) {
-            granted++;
-            tokens[node] = r.fencingToken();
-            holds = Math.max(holds, r.holdCount());
-          } else {
-            refused++;
-            if (!r.lost()) {
-              minRetry = Math.min(minRetry, r.retryAfterMillis());
-              counters[node] = Long.parseLong(String.valueOf(reply.get(2)));
-            }
-          }
+          count(node, reply);
         }
         if (decided) {
           long token = decidedToken;
-          next = () -> catchUp(node, token);
+          // a re-entry mints nothing: the holds keep the tokens they have
+          next = mode == AcquireMode.REENTER || token <= 0 ? null : () -> catchUp(node, token);
         } else {
           next = decide();
         }
       }
       if (next != null) {
         next.run();
+      }
+    }
+
+    /** Guarded by this. A reply that cannot be read counts as a failed node, never as no answer. */
+    private void count(int node, List<Object> reply) {
+      try {
+        AcquireReply r = RedisBackend.toAcquireReply(reply);
+        Long counter = r.granted() || r.lost() ? null : Long.parseLong(String.valueOf(reply.get(2)));
+        if (r.granted()) {
+          granted++;
+          tokens[node] = r.fencingToken();
+          holds = Math.max(holds, r.holdCount());
+        } else {
+          refused++;
+          if (!r.lost()) {
+            minRetry = Math.min(minRetry, r.retryAfterMillis());
+            counters[node] = counter;
+          }
+        }
+      } catch (RuntimeException malformed) {
+        failed++;
+        failedNodes[node] = true;
+        if (firstFailure == null) {
+          firstFailure = new LockException("unreadable acquire reply " + reply + " from "
+              + nodes.get(node).description(), malformed);
+        }
       }
     }
 
@@ -321,12 +341,15 @@ final class RedlockBackend implements LockBackend {
         refusedNow = refused;
         retry = minRetry;
         for (int i = 0; i < tokens.length; i++) {
-          if (tokens[i] != null || failedNodes[i]) {
+          // A failed re-entry must not free the hold the owner still has: it only takes back the
+          // increment where it was counted. A failed acquisition gives back everything, on the
+          // nodes that did not answer too (they may have granted).
+          if (tokens[i] != null || (failedNodes[i] && mode == AcquireMode.NEW)) {
             toRelease.add(i);
           }
         }
       }
-      toRelease.forEach(i -> cleanups.add(releaseOn(i)));
+      toRelease.forEach(i -> cleanups.add(releaseOn(i, mode == AcquireMode.NEW)));
       // Report only once the clean-up is done: the caller's next round may be sent from another
       // thread, and Lettuce orders commands per connection only as they reach its event loop, so an
       // earlier release could otherwise land after, and undo, the next round's grant of this owner.
@@ -346,10 +369,10 @@ final class RedlockBackend implements LockBackend {
       });
     }
 
-    private CompletableFuture<Integer> releaseOn(int node) {
+    private CompletableFuture<Integer> releaseOn(int node, boolean all) {
       CompletionStage<Integer> r;
       try {
-        r = nodes.get(node).release(name, owner, true);
+        r = nodes.get(node).release(name, owner, all);
       } catch (RuntimeException e) {
         r = CompletableFuture.failedFuture(e);
       }
@@ -407,8 +430,10 @@ final class RedlockBackend implements LockBackend {
   @Override
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
     List<CompletableFuture<Integer>> replies = sendToAll(node -> node.release(name, owner, all));
-    // settled by a majority: the slowest nodes still release, but nobody waits for them
-    return whenSettled(replies, (values, failures, pending) -> {
+    // Waits for every node, never only a majority: the core reuses an owner id for the next attempt of
+    // the same acquisition after a give-back, and a release still in flight (e.g. a NOSCRIPT retry
+    // sent from an I/O thread) could otherwise land after, and undo, that attempt's grant.
+    return whenAll(replies, (values, failures) -> {
       int owned = 0;
       int notOwned = 0;
       int left = 0;
@@ -424,19 +449,19 @@ final class RedlockBackend implements LockBackend {
         }
       }
       if (owned >= quorum) {
-        return Optional.of(left);
+        return left;
       }
       if (notOwned > nodes.size() - quorum) {
-        return Optional.of(-1);
-      }
-      if (pending > 0) {
-        return Optional.empty();
+        return -1;
       }
       throw unavailable("release '" + name + "'", failures);
     });
   }
 
-  /** Each lease is extended only if a majority confirms it; refused by a majority means lost. */
+  /**
+   * Each lease is extended only if a majority confirms it; refused by a majority means lost; a lease
+   * the answers cannot decide either way is reported as unknown ({@code null}).
+   */
   @Override
   public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
     List<CompletableFuture<List<Boolean>>> replies = sendToAll(node -> node.renew(requests));
@@ -459,8 +484,7 @@ final class RedlockBackend implements LockBackend {
         } else if (no > nodes.size() - quorum) {
           out.add(false);
         } else {
-          // too few answers to tell: the core keeps the lease UNCERTAIN and retries within its validity
-          throw unavailable("renew " + requests.size() + " lease(s)", failures);
+          out.add(null); // too few answers to tell: UNCERTAIN for this lease alone, retried in validity
         }
       }
       return out;
@@ -543,51 +567,20 @@ final class RedlockBackend implements LockBackend {
   /** Combines per-node replies once all are in: values (null where a node failed) and failures. */
   private static <T, R> CompletionStage<R> whenAll(List<CompletableFuture<T>> replies,
       java.util.function.BiFunction<List<T>, List<Throwable>, R> combine) {
-    return whenSettled(replies, (values, failures, pending) ->
-        pending > 0 ? Optional.empty() : Optional.of(combine.apply(values, failures)));
-  }
-
-  /** Decides on per-node replies so far; empty while undecided, never empty once nothing is pending. */
-  @FunctionalInterface
-  private interface Decision<T, R> {
-    Optional<R> decide(List<T> values, List<Throwable> failures, int pending);
-  }
-
-  /**
-   * Completes as soon as {@code decision} settles on the replies so far (values are null where a node
-   * failed or has not answered yet), or exceptionally with what it throws.
-   */
-  private static <T, R> CompletionStage<R> whenSettled(List<CompletableFuture<T>> replies,
-      Decision<T, R> decision) {
-    CompletableFuture<R> out = new CompletableFuture<>();
-    List<T> values = new ArrayList<>(java.util.Collections.nCopies(replies.size(), null));
-    List<Throwable> failures = new ArrayList<>();
-    int[] pending = {replies.size()};
-    for (int i = 0; i < replies.size(); i++) {
-      int node = i;
-      replies.get(i).whenComplete((v, f) -> {
-        Optional<R> decided;
-        synchronized (values) {
-          if (out.isDone()) {
-            return;
+    return CompletableFuture.allOf(replies.stream().map(f -> f.handle((v, e) -> null))
+        .toArray(CompletableFuture[]::new)).thenApply(ignored -> {
+          List<T> values = new ArrayList<>(replies.size());
+          List<Throwable> failures = new ArrayList<>();
+          for (CompletableFuture<T> f : replies) {
+            try {
+              values.add(f.getNow(null));
+            } catch (RuntimeException e) {
+              values.add(null);
+              failures.add(RedisExceptions.unwrap(e));
+            }
           }
-          pending[0]--;
-          if (f == null) {
-            values.set(node, v);
-          } else {
-            failures.add(RedisExceptions.unwrap(f));
-          }
-          try {
-            decided = decision.decide(values, failures, pending[0]);
-          } catch (RuntimeException e) {
-            out.completeExceptionally(e);
-            return;
-          }
-        }
-        decided.ifPresent(out::complete);
-      });
-    }
-    return out;
+          return combine.apply(values, failures);
+        });
   }
 
   private LockException unavailable(String what, List<Throwable> failures) {

@@ -206,6 +206,24 @@ class RedlockTest {
   }
 
   @Test
+  void aReentryThatCannotReachAMajorityKeepsTheOuterHold() throws Exception {
+    try (RedlockClient locks = client(); RedlockClient other = client()) {
+      java.util.concurrent.locks.Lock lock = locks.lock("outer-hold");
+      lock.lock();
+      for (int i = 0; i < 3; i++) {
+        nodes.get(i).pause();
+      }
+      assertThatThrownBy(lock::lock).isInstanceOf(BackendUnavailableException.class);
+      nodes.resumeAll();
+      // the failed re-entry took back only its own increment: the outer hold is intact everywhere
+      assertThat(eventually(Duration.ofSeconds(5), () -> holders("outer-hold").size() == 5)).isTrue();
+      assertThat(other.lock("outer-hold").tryAcquire()).as("still held").isEmpty();
+      lock.unlock();
+      assertThat(eventually(Duration.ofSeconds(5), () -> holders("outer-hold").isEmpty())).isTrue();
+    }
+  }
+
+  @Test
   void badSettingsAreRejectedAtBuild() {
     assertThatThrownBy(() -> RedlockClient.builder().nodes("redis://a:1", "redis://b:1").build())
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("odd number of nodes");
