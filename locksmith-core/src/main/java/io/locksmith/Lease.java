@@ -31,6 +31,16 @@ public interface Lease extends AutoCloseable {
    */
   long fencingToken();
 
+  /**
+   * @return how many replicas confirmed the grant before it was reported, when the backend was asked
+   *     to wait for them (Redis: {@code RedisLockClient.Builder#replicaAcknowledgement}); empty
+   *     otherwise. Confirmation narrows, but does not close, the window in which a failover loses the
+   *     grant: fence the resource all the same.
+   */
+  default java.util.OptionalInt replicasAcknowledged() {
+    return java.util.OptionalInt.empty();
+  }
+
   /** @return the current state; a lease whose validity has elapsed reports {@link LeaseState#LOST} */
   LeaseState state();
 

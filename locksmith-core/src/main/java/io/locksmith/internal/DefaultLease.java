@@ -34,6 +34,7 @@ final class DefaultLease implements Lease {
   private final long leaseNanos;
   private final long driftNanos;
   private final long fencingToken;
+  private final int replicasAcknowledged;
   private final List<LeaseListener> listeners = new CopyOnWriteArrayList<>();
 
   // guarded by this
@@ -48,7 +49,8 @@ final class DefaultLease implements Lease {
   final DefaultLockClient.HoldKey holdKey;
 
   DefaultLease(DefaultLockClient client, String name, String owner, LockOptions options,
-      long fencingToken, int holds, long sentAt, DefaultLockClient.HoldKey holdKey) {
+      long fencingToken, int holds, int replicasAcknowledged, long sentAt,
+      DefaultLockClient.HoldKey holdKey) {
     this.client = client;
     this.name = name;
     this.owner = owner;
@@ -56,6 +58,7 @@ final class DefaultLease implements Lease {
     this.leaseNanos = options.leaseTime().toNanos();
     this.driftNanos = client.options().driftFor(options.leaseTime()).toNanos();
     this.fencingToken = fencingToken;
+    this.replicasAcknowledged = replicasAcknowledged;
     this.holds = holds;
     this.holdKey = holdKey;
     this.validUntil = sentAt + leaseNanos - driftNanos;
@@ -82,6 +85,12 @@ final class DefaultLease implements Lease {
   @Override
   public long fencingToken() {
     return fencingToken;
+  }
+
+  @Override
+  public java.util.OptionalInt replicasAcknowledged() {
+    return replicasAcknowledged < 0 ? java.util.OptionalInt.empty()
+        : java.util.OptionalInt.of(replicasAcknowledged);
   }
 
   @Override

@@ -310,7 +310,7 @@ public final class DefaultLockClient implements LockClient {
   DefaultLease newLease(String name, String owner, LockOptions lockOptions, AcquireReply reply,
       long sentAt, HoldKey holdKey) {
     DefaultLease lease = new DefaultLease(this, name, owner, lockOptions, reply.fencingToken(),
-        reply.holdCount(), sentAt, holdKey);
+        reply.holdCount(), reply.replicasAcknowledged(), sentAt, holdKey);
     live.add(lease);
     if (lockOptions.watched()) {
       renewer.add(lease);

@@ -92,6 +92,10 @@ final class RedisBackend implements LockBackend {
   private final long waiterRecheckMillis;
   private final long fenceRetentionMillis;
   private final TokenRule tokenRule;
+  /** Replicas that must confirm a grant (0: do not ask), how long to wait, and whether it is required. */
+  private int replicaAcks;
+  private long replicaAckTimeoutMillis;
+  private boolean replicaAcksRequired;
   /** Shared resources owned by someone else (Redlock), or null to create and own them. */
   private final ClientResources sharedResources;
   private ClientResources resources;
@@ -395,7 +399,45 @@ final class RedisBackend implements LockBackend {
   @Override
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
       AcquireMode mode, String waiterId) {
-    return acquireRaw(name, owner, leaseMillis, mode, waiterId).thenApply(RedisBackend::toAcquireReply);
+    CompletionStage<AcquireReply> reply =
+        acquireRaw(name, owner, leaseMillis, mode, waiterId).thenApply(RedisBackend::toAcquireReply);
+    if (replicaAcks == 0 || mode == AcquireMode.REENTER) {
+      return reply;
+    }
+    return reply.thenCompose(r ->
+        r.granted() ? confirmByReplicas(name, owner, r) : CompletableFuture.completedFuture(r));
+  }
+
+  /** Asks the replicas to acknowledge a fresh grant ({@code WAIT}); see {@link #replicaAcknowledgement}. */
+  void replicaAcknowledgement(int replicas, Duration timeout, boolean required) {
+    this.replicaAcks = replicas;
+    this.replicaAckTimeoutMillis = timeout.toMillis();
+    this.replicaAcksRequired = required;
+  }
+
+  /**
+   * {@code WAIT} on the connection that carried the grant: Redis counts the replicas that have this
+   * connection's writes so far, so the grant is among them. WAIT holds that connection until enough
+   * replicas answered or the timeout passed, which delays the other commands pipelined behind it.
+   */
+  private CompletionStage<AcquireReply> confirmByReplicas(String name, String owner, AcquireReply grant) {
+    CompletableFuture<Long> acks;
+    try {
+      acks = commands("wait for replicas").waitForReplication(replicaAcks, replicaAckTimeoutMillis)
+          .toCompletableFuture();
+    } catch (RuntimeException e) {
+      acks = CompletableFuture.failedFuture(e);
+    }
+    return acks.handle((n, f) -> n == null ? 0 : n.intValue()).thenCompose(n -> {
+      if (n >= replicaAcks || !replicaAcksRequired) {
+        return CompletableFuture.completedFuture(grant.withReplicasAcknowledged(n));
+      }
+      // too few copies: give the grant back (and wait for that, so the next attempt cannot be undone)
+      return release(name, owner, true).handle((v, f) -> v).thenCompose(v -> CompletableFuture.failedFuture(
+          new BackendUnavailableException("lock '" + name + "' was granted by " + description() + " but only "
+              + n + " of " + replicaAcks + " required replicas confirmed it within " + replicaAckTimeoutMillis
+              + " ms; the grant was released")));
+    });
   }
 
   /**

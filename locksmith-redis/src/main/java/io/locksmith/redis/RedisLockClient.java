@@ -60,8 +60,7 @@ public final class RedisLockClient extends ForwardingLockClient {
   private final RedisURI uri;
 
   private RedisLockClient(Builder b) {
-    super(new DefaultLockClient(
-        new RedisBackend(b.redisUri, b.commandTimeout, b.waiterRecheck, b.fenceRetention), b.options));
+    super(new DefaultLockClient(backend(b), b.options));
     this.uri = b.redisUri;
   }
 
@@ -78,6 +77,15 @@ public final class RedisLockClient extends ForwardingLockClient {
    */
   public static RedisLockClient create(String uri) {
     return builder().uri(uri).build();
+  }
+
+  private static RedisBackend backend(Builder b) {
+    RedisBackend backend = new RedisBackend(b.redisUri, b.commandTimeout, b.waiterRecheck, b.fenceRetention);
+    if (b.replicaAcks > 0) {
+      backend.replicaAcknowledgement(b.replicaAcks, b.replicaAckTimeout,
+          b.replicaAckPolicy == ReplicaAckPolicy.REQUIRE);
+    }
+    return backend;
   }
 
   /** @return a builder with the defaults */
@@ -125,6 +133,9 @@ public final class RedisLockClient extends ForwardingLockClient {
     private Duration waiterRecheck = DEFAULT_WAITER_RECHECK;
     private Duration fenceRetention = DEFAULT_FENCE_RETENTION;
     private ClientOptions options = ClientOptions.defaults();
+    private int replicaAcks;
+    private Duration replicaAckTimeout;
+    private ReplicaAckPolicy replicaAckPolicy;
 
     private Builder() {}
 
@@ -182,6 +193,27 @@ public final class RedisLockClient extends ForwardingLockClient {
     }
 
     /**
+     * Opt-in: after each fresh grant, wait until {@code replicas} replicas of the master have it
+     * ({@code WAIT}), for at most {@code timeout}. This narrows the window in which a failover to a
+     * replica loses the grant; it does not close it (a replica that did not confirm can still be
+     * promoted, and a grant is lost if every confirming replica fails with the master). The count is
+     * on {@link io.locksmith.Lease#replicasAcknowledged()}. WAIT holds the client's shared connection
+     * while it waits, so other commands queue behind it when replicas lag.
+     *
+     * @param replicas how many replicas must confirm, at least 1
+     * @param timeout longest wait, shorter than the command timeout
+     * @param policy {@link ReplicaAckPolicy#REQUIRE} to fail the acquisition (releasing the grant) when
+     *     fewer confirm in time, {@link ReplicaAckPolicy#REPORT} to keep it and report the count
+     * @return this builder
+     */
+    public Builder replicaAcknowledgement(int replicas, Duration timeout, ReplicaAckPolicy policy) {
+      this.replicaAcks = replicas;
+      this.replicaAckTimeout = timeout;
+      this.replicaAckPolicy = policy;
+      return this;
+    }
+
+    /**
      * @param options namespace, default lease policy, clock
      * @return this builder
      */
@@ -211,6 +243,19 @@ public final class RedisLockClient extends ForwardingLockClient {
       atLeast("commandTimeout", commandTimeout, Duration.ofMillis(1));
       atLeast("waiterRecheck", waiterRecheck, Duration.ofMillis(10));
       atLeast("fenceRetention", fenceRetention, Duration.ofSeconds(1));
+      if (replicaAckPolicy != null || replicaAckTimeout != null || replicaAcks != 0) {
+        Objects.requireNonNull(replicaAckTimeout, "replica acknowledgement timeout");
+        Objects.requireNonNull(replicaAckPolicy, "replica acknowledgement policy");
+        if (replicaAcks < 1) {
+          throw new IllegalArgumentException("replica acknowledgement needs at least 1 replica, was "
+              + replicaAcks);
+        }
+        atLeast("replica acknowledgement timeout", replicaAckTimeout, Duration.ofMillis(1));
+        if (replicaAckTimeout.compareTo(commandTimeout) >= 0) {
+          throw new IllegalArgumentException("replica acknowledgement timeout " + replicaAckTimeout
+              + " must be shorter than the command timeout " + commandTimeout);
+        }
+      }
       redisUri.setTimeout(commandTimeout);
       return new RedisLockClient(this);
     }
