@@ -37,6 +37,8 @@ final class Acquisition {
   private final String owner;
   private final String waiterId;
   private final long deadline;
+  /** Lease minus drift allowance: how long a grant is valid from its send, computed once. */
+  private final long validNanos;
   private final boolean unbounded;
   /** Set once a backend wake-up reached this acquisition (a wake-up it must pass on if unused). */
   private volatile boolean woken;
@@ -59,6 +61,7 @@ final class Acquisition {
     this.waiterId = waitNanos > 0 ? client.newWaiterId() : null;
     this.unbounded = waitNanos == Long.MAX_VALUE;
     this.deadline = System.nanoTime() + (unbounded ? 0 : waitNanos);
+    this.validNanos = options.leaseTime().toNanos() - client.options().driftFor(options.leaseTime()).toNanos();
   }
 
   CompletableFuture<?> round() {
@@ -184,8 +187,7 @@ final class Acquisition {
 
   /** Validity of a grant whose request was sent at {@code sentAt}: lease − elapsed − drift. */
   private long validityLeft(long sentAt) {
-    long elapsed = client.ticker().nanoTime() - sentAt;
-    return options.leaseTime().toNanos() - elapsed - client.options().driftFor(options.leaseTime()).toNanos();
+    return validNanos - (client.ticker().nanoTime() - sentAt);
   }
 
   private synchronized void cancelTimer() {
