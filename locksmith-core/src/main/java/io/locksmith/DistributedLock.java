@@ -29,89 +29,35 @@ import java.util.concurrent.locks.Lock;
  * <p><b>Failure.</b> When the backend cannot be reached, acquisition fails with
  * {@link BackendUnavailableException}; nothing is granted that the backend did not grant.
  *
+ * <p><b>Kinds.</b> The same interface serves the exclusive lock ({@link LockClient#lock(String)}), the
+ * fair lock ({@link LockClient#fairLock(String)}: granted in arrival order) and both sides of a
+ * read-write lock ({@link LockClient#readWriteLock(String)}). Locks of different kinds never exclude
+ * each other, even under the same name.
+ *
  * <p>Instances are thread-safe and cheap; {@link LockClient#lock(String)} may be called for every use.
  */
-public interface DistributedLock extends Lock {
-
-  /** @return the lock name, as given to {@link LockClient#lock(String)} */
-  String name();
-
-  /** @return the lease policy of this lock */
-  LockOptions options();
-
-  // ---------------------------------------------------------------- lease view
+public interface DistributedLock extends Lock, LeaseSource {
 
   /**
-   * Waits as long as it takes for the lock and returns the lease.
+   * Reads who holds this lock, for operators.
    *
-   * @return the lease, {@link LeaseState#HELD}
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @return the holder (for a read lock: one of the readers, with {@link LockInfo#holdCount()} the
+   *     number of read holds), or empty if free
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws IllegalStateException if the client is closed
    */
-  Lease acquire() throws InterruptedException;
+  Optional<LockInfo> inspect();
 
   /**
-   * Waits at most {@code wait} for the lock.
+   * Deletes this lock whoever holds it, for operators clearing a lock a dead process left behind; see
+   * {@link LockClient#forceUnlock(String)}. On a read-write lock, the write side removes the writer and
+   * the read side removes every reader.
    *
-   * @param wait how long to wait; {@link Duration#ZERO} tries once
-   * @return the lease, {@link LeaseState#HELD}
-   * @throws AcquireTimeoutException if another owner held the lock for the whole wait
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
-   * @throws BackendUnavailableException if the backend cannot be reached
-   * @throws NullPointerException if {@code wait} is null
-   * @throws IllegalArgumentException if {@code wait} is negative
-   * @throws IllegalStateException if the client is closed
-   */
-  Lease acquire(Duration wait) throws InterruptedException;
-
-  /**
-   * Tries once, without waiting.
-   *
-   * @return the lease, or empty if another owner holds the lock
+   * @return whether a hold was deleted
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws IllegalStateException if the client is closed
    */
-  Optional<Lease> tryAcquire();
-
-  /**
-   * Waits at most {@code wait} for the lock; not getting it is a result, not an exception.
-   *
-   * @param wait how long to wait; {@link Duration#ZERO} tries once
-   * @return the lease, or empty if another owner held the lock for the whole wait
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
-   * @throws BackendUnavailableException if the backend cannot be reached
-   * @throws NullPointerException if {@code wait} is null
-   * @throws IllegalArgumentException if {@code wait} is negative
-   * @throws IllegalStateException if the client is closed
-   */
-  Optional<Lease> tryAcquire(Duration wait) throws InterruptedException;
-
-  /**
-   * Asynchronous {@link #acquire(Duration)}: never blocks the caller. Cancelling the returned stage's
-   * {@code CompletableFuture} abandons the wait; a grant that races with the cancellation is released.
-   * The stage completes on the common {@link java.util.concurrent.ForkJoinPool}, never on a backend I/O
-   * thread, so dependent stages may block (for instance release the lease).
-   *
-   * @param wait how long to wait
-   * @return completes with the lease, or exceptionally with {@link AcquireTimeoutException},
-   *     {@link BackendUnavailableException} or {@link IllegalStateException} (client closed)
-   * @throws NullPointerException if {@code wait} is null
-   * @throws IllegalArgumentException if {@code wait} is negative
-   */
-  CompletionStage<Lease> acquireAsync(Duration wait);
-
-  /**
-   * Asynchronous {@link #tryAcquire(Duration)}, with the same cancellation and threading rules as
-   * {@link #acquireAsync(Duration)}.
-   *
-   * @param wait how long to wait
-   * @return completes with the lease or empty, or exceptionally with
-   *     {@link BackendUnavailableException} or {@link IllegalStateException} (client closed)
-   * @throws NullPointerException if {@code wait} is null
-   * @throws IllegalArgumentException if {@code wait} is negative
-   */
-  CompletionStage<Optional<Lease>> tryAcquireAsync(Duration wait);
+  boolean forceUnlock();
 
   // ---------------------------------------------------------------- Lock view
 

@@ -33,6 +33,85 @@ public interface LockClient extends AutoCloseable {
    */
   DistributedLock lock(String name, LockOptions options);
 
+  /**
+   * A lock granted in arrival order: waiters are queued by the backend's clock, each release wakes only
+   * the next waiter, and a waiter that dies or gives up loses its place after the backend's queue
+   * timeout at most (a live waiter keeps its place by refreshing it). A caller that does not wait (for instance
+   * {@link DistributedLock#tryAcquire()}) gets the lock only when nobody is queued.
+   *
+   * @param name the lock name
+   * @return the fair lock of that name with the client's default lease policy
+   * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#FAIR}
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is blank or too long
+   * @throws IllegalStateException if the client is closed
+   */
+  default DistributedLock fairLock(String name) {
+    return fairLock(name, options().defaultLockOptions());
+  }
+
+  /**
+   * @param name the lock name
+   * @param options the lease policy of this lock object
+   * @return the fair lock of that name; see {@link #fairLock(String)}
+   * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#FAIR}
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code name} is blank or too long, or the lease time is not
+   *     longer than the client's clock-drift allowance for it
+   * @throws IllegalStateException if the client is closed
+   */
+  DistributedLock fairLock(String name, LockOptions options);
+
+  /**
+   * @param name the lock name
+   * @return the read-write lock of that name with the client's default lease policy
+   * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#READ_WRITE}
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is blank or too long
+   * @throws IllegalStateException if the client is closed
+   */
+  default DistributedReadWriteLock readWriteLock(String name) {
+    return readWriteLock(name, options().defaultLockOptions());
+  }
+
+  /**
+   * @param name the lock name
+   * @param options the lease policy of both sides
+   * @return the read-write lock of that name
+   * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#READ_WRITE}
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code name} is blank or too long, or the lease time is not
+   *     longer than the client's clock-drift allowance for it
+   * @throws IllegalStateException if the client is closed
+   */
+  DistributedReadWriteLock readWriteLock(String name, LockOptions options);
+
+  /**
+   * @param name the semaphore name
+   * @param permits the permit count to store if none is stored yet
+   * @return the semaphore of that name with the client's default lease policy
+   * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#SEMAPHORE}
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is blank or too long, or {@code permits} &lt; 1
+   * @throws IllegalStateException if the client is closed
+   */
+  default DistributedSemaphore semaphore(String name, int permits) {
+    return semaphore(name, permits, options().defaultLockOptions());
+  }
+
+  /**
+   * @param name the semaphore name
+   * @param permits the permit count to store if none is stored yet
+   * @param options the lease policy of each permit
+   * @return the semaphore of that name
+   * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#SEMAPHORE}
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code name} is blank or too long, {@code permits} &lt; 1, or
+   *     the lease time is not longer than the client's clock-drift allowance for it
+   * @throws IllegalStateException if the client is closed
+   */
+  DistributedSemaphore semaphore(String name, int permits, LockOptions options);
+
   /** @return what this client's backend offers */
   Capabilities capabilities();
 

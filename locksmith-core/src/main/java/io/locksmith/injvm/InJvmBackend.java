@@ -10,6 +10,7 @@ import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
 import io.locksmith.spi.LockBackend;
 import io.locksmith.spi.RenewRequest;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -53,8 +54,17 @@ final class InJvmBackend implements LockBackend {
         new BackendUnavailableException("in-JVM lock server is unreachable (simulated): " + what, null));
   }
 
-  private static void deliver(List<InJvmLockServer.Wake> wakes) {
-    wakes.forEach(InJvmLockServer.Wake::deliver);
+  /** Delivers wake-ups outside the server's monitor; one whose waiter is gone goes to the next waiter. */
+  private void deliver(List<InJvmLockServer.Wake> wakes) {
+    ArrayDeque<InJvmLockServer.Wake> pending = new ArrayDeque<>(wakes);
+    while (!pending.isEmpty()) {
+      InJvmLockServer.Wake wake = pending.poll();
+      if (!wake.deliver()) {
+        List<InJvmLockServer.Wake> next = new ArrayList<>(1);
+        server.passWakeup(wake.key(), next);
+        pending.addAll(next);
+      }
+    }
   }
 
   @Override

@@ -89,9 +89,10 @@ public final class InJvmLockServer {
   }
 
   /** A wake-up to deliver once the monitor is released. */
-  record Wake(WakeupSink sink, String name, String waiterId) {
-    void deliver() {
-      sink.wake(name, waiterId);
+  record Wake(WakeupSink sink, String key, String name, String waiterId) {
+    /** @return whether a waiter took it */
+    boolean deliver() {
+      return sink.wake(name, waiterId);
     }
   }
 
@@ -227,7 +228,7 @@ public final class InJvmLockServer {
     if (it.hasNext()) {
       Map.Entry<String, WakeupSink> first = it.next();
       it.remove();
-      wakes.add(new Wake(first.getValue(), key.substring(key.indexOf('\u0000') + 1), first.getKey()));
+      wakes.add(new Wake(first.getValue(), key, key.substring(key.indexOf('\u0000') + 1), first.getKey()));
     }
     if (queue.isEmpty()) {
       waiters.remove(key);

@@ -3,6 +3,7 @@ package io.locksmith.internal;
 import io.locksmith.LockOptions;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
+import io.locksmith.spi.LockOps;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -32,6 +33,7 @@ final class Acquisition {
   private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
 
   private final DefaultLockClient client;
+  private final LockOps ops;
   private final String name;
   private final LockOptions options;
   private final String owner;
@@ -51,9 +53,10 @@ final class Acquisition {
   /** Completes with the lease, empty at the deadline, or exceptionally; may be cancelled. */
   final CompletableFuture<Optional<DefaultLease>> result = new CompletableFuture<>();
 
-  Acquisition(DefaultLockClient client, String name, LockOptions options, String owner,
+  Acquisition(DefaultLockClient client, LockOps ops, String name, LockOptions options, String owner,
       long waitNanos, DefaultLockClient.HoldKey holdKey) {
     this.client = client;
+    this.ops = ops;
     this.name = name;
     this.options = options;
     this.owner = owner;
@@ -84,7 +87,7 @@ final class Acquisition {
   void wake() {
     woken = true;
     if (result.isDone()) {
-      client.backend().passWakeup(name);
+      ops.passWakeup(name);
       return;
     }
     trigger();
@@ -128,7 +131,7 @@ final class Acquisition {
     long sentAt = client.ticker().nanoTime();
     CompletionStage<AcquireReply> reply;
     try {
-      reply = client.backend().acquire(name, owner, options.leaseTime().toMillis(), AcquireMode.NEW,
+      reply = ops.acquire(name, owner, options.leaseTime().toMillis(), AcquireMode.NEW,
           waiterId);
     } catch (RuntimeException e) {
       result.completeExceptionally(e);
@@ -150,13 +153,13 @@ final class Acquisition {
           + "back", name, options.leaseTime(), client.options().driftFor(options.leaseTime()));
       AcquireReply refusal = AcquireReply.busy(
           ThreadLocalRandom.current().nextLong(1, LATE_GRANT_RETRY_MILLIS + 1));
-      CompletableFuture<?> givenBack = client.giveBack(name, owner).handle((v, f) -> null)
+      CompletableFuture<?> givenBack = client.giveBack(ops, name, owner).handle((v, f) -> null)
           .thenRun(() -> onReply(sentAt, refusal, null));
       round = givenBack;
       return;
     }
     if (reply.granted()) {
-      DefaultLease lease = client.newLease(name, owner, options, reply, sentAt, holdKey);
+      DefaultLease lease = client.newLease(ops, name, owner, options, reply, sentAt, holdKey);
       if (!result.complete(Optional.of(lease))) {
         client.giveBack(lease); // the caller gave up (interrupt, cancel, close) while this was in flight
       }
@@ -203,9 +206,9 @@ final class Acquisition {
     if (waiterId != null) {
       client.waiterDone(waiterId);
       if (lease == null || lease.isEmpty()) {
-        client.backend().cancelWait(name, waiterId);
+        ops.cancelWait(name, waiterId);
         if (woken) {
-          client.backend().passWakeup(name); // a wake-up may have been meant for us: hand it on
+          ops.passWakeup(name); // a wake-up may have been meant for us: hand it on
         }
       }
     }

@@ -1,77 +1,50 @@
 package io.locksmith.internal;
 
-import io.locksmith.AcquireTimeoutException;
 import io.locksmith.DistributedLock;
 import io.locksmith.Lease;
+import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
-import java.time.Duration;
+import io.locksmith.spi.LockOps;
+import io.locksmith.spi.Primitive;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 
-/** Both views of one named lock over the client's shared {@link Acquisition} machinery. */
-final class DefaultDistributedLock implements DistributedLock {
-  private final DefaultLockClient client;
-  private final String name;
-  private final LockOptions options;
+/**
+ * Both views of one named lock of one primitive (exclusive, fair, or a side of a read-write lock).
+ */
+final class DefaultDistributedLock extends AbstractLeaseSource implements DistributedLock {
+  private final Primitive primitive;
 
-  DefaultDistributedLock(DefaultLockClient client, String name, LockOptions options) {
-    this.client = client;
-    this.name = name;
-    this.options = options;
+  DefaultDistributedLock(DefaultLockClient client, LockOps ops, Primitive primitive, String name,
+      LockOptions options) {
+    super(client, ops, name, options);
+    this.primitive = primitive;
+  }
+
+  Primitive primitive() {
+    return primitive;
   }
 
   @Override
-  public String name() {
-    return name;
-  }
-
-  @Override
-  public LockOptions options() {
-    return options;
-  }
-
-  // ---------------------------------------------------------------- lease view
-
-  @Override
-  public Lease acquire() throws InterruptedException {
-    return await(start(Long.MAX_VALUE, null), true).orElseThrow(); // an unbounded wait only ends granted
-  }
-
-  @Override
-  public Lease acquire(Duration wait) throws InterruptedException {
-    return await(start(waitNanos(wait), null), true)
-        .orElseThrow(() -> new AcquireTimeoutException(name, wait));
-  }
-
-  @Override
-  public Optional<Lease> tryAcquire() {
-    try {
-      return await(start(0, null), false).map(l -> l);
-    } catch (InterruptedException impossible) {
-      throw new AssertionError(impossible);
+  void beforeAcquire() {
+    if (primitive == Primitive.WRITE && client.threadLease(Primitive.READ, name) != null) {
+      throw new IllegalStateException("thread " + Thread.currentThread().getName() + " holds the read lock '"
+          + name + "' and asked for its write lock: upgrading a read lock is not supported (it would wait "
+          + "for itself); unlock the read lock first");
     }
   }
 
   @Override
-  public Optional<Lease> tryAcquire(Duration wait) throws InterruptedException {
-    return await(start(waitNanos(wait), null), true).map(l -> l);
+  public Optional<LockInfo> inspect() {
+    client.ensureOpen();
+    return Futures.join(ops.inspect(name));
   }
 
   @Override
-  public CompletionStage<Lease> acquireAsync(Duration wait) {
-    long nanos = waitNanos(wait);
-    return linked(start(nanos, null), lease -> lease.orElseThrow(() -> new AcquireTimeoutException(name, wait)));
-  }
-
-  @Override
-  public CompletionStage<Optional<Lease>> tryAcquireAsync(Duration wait) {
-    return linked(start(waitNanos(wait), null), lease -> lease.map(l -> l));
+  public boolean forceUnlock() {
+    client.ensureOpen();
+    return client.forceUnlock(ops, name);
   }
 
   // ---------------------------------------------------------------- Lock view
@@ -116,7 +89,7 @@ final class DefaultDistributedLock implements DistributedLock {
 
   @Override
   public void unlock() {
-    DefaultLease lease = client.threadLease(name);
+    DefaultLease lease = client.threadLease(primitive, name);
     if (lease == null) {
       throw new IllegalMonitorStateException(
           "lock '" + name + "' is not held by thread " + Thread.currentThread().getName());
@@ -126,120 +99,40 @@ final class DefaultDistributedLock implements DistributedLock {
 
   @Override
   public boolean isHeldByCurrentThread() {
-    DefaultLease lease = client.threadLease(name);
+    DefaultLease lease = client.threadLease(primitive, name);
     return lease != null && !lease.state().isFinal();
   }
 
   @Override
   public int getHoldCount() {
-    DefaultLease lease = client.threadLease(name);
+    DefaultLease lease = client.threadLease(primitive, name);
     return lease == null ? 0 : lease.holdCount();
   }
 
   @Override
   public Optional<Lease> currentThreadLease() {
-    return Optional.ofNullable(client.threadLease(name));
+    return Optional.ofNullable(client.threadLease(primitive, name));
   }
 
   @Override
   public String toString() {
-    return "DistributedLock[" + name + ", " + options + "]";
+    return "DistributedLock[" + primitive + " " + name + ", " + options + "]";
   }
 
   // ---------------------------------------------------------------- shared
 
   private boolean lockForThread(long waitNanos, boolean interruptible) throws InterruptedException {
-    DefaultLease held = client.threadLease(name);
+    DefaultLease held = client.threadLease(primitive, name);
     if (held != null) {
       client.reenter(held);
       return true;
     }
-    DefaultLockClient.HoldKey key = new DefaultLockClient.HoldKey(name, Thread.currentThread());
-    Optional<DefaultLease> lease = await(start(waitNanos, key), interruptible);
+    DefaultLockClient.HoldKey key = new DefaultLockClient.HoldKey(primitive, name, Thread.currentThread());
+    // a read taken while this thread holds the write side is a downgrade: same owner, granted at once
+    DefaultLease writeHeld = primitive == Primitive.READ ? client.threadLease(Primitive.WRITE, name) : null;
+    String owner = writeHeld != null && !writeHeld.state().isFinal() ? writeHeld.owner() : null;
+    Optional<DefaultLease> lease = await(start(waitNanos, key, owner), interruptible);
     lease.ifPresent(client::registerThreadHold);
     return lease.isPresent();
-  }
-
-  private static long waitNanos(Duration wait) {
-    Objects.requireNonNull(wait, "wait");
-    if (wait.isNegative()) {
-      throw new IllegalArgumentException("wait must not be negative, was " + wait);
-    }
-    try {
-      return wait.toNanos();
-    } catch (ArithmeticException tooLong) {
-      return Long.MAX_VALUE;
-    }
-  }
-
-  private CompletableFuture<Optional<DefaultLease>> start(long waitNanos, DefaultLockClient.HoldKey key) {
-    return client.startAcquisition(name, options, waitNanos, key).result;
-  }
-
-  /**
-   * Blocks for an acquisition. An interrupt (if {@code interruptible}) cancels it — a grant racing
-   * with the cancellation is given back — and is rethrown; otherwise it is restored on return.
-   */
-  private Optional<DefaultLease> await(CompletableFuture<Optional<DefaultLease>> result,
-      boolean interruptible) throws InterruptedException {
-    boolean interrupted = false;
-    try {
-      while (true) {
-        try {
-          return result.get();
-        } catch (InterruptedException e) {
-          if (interruptible) {
-            if (!result.cancel(false)) {
-              giveBackIfGranted(result); // granted between the interrupt and the cancel
-            }
-            throw e;
-          }
-          interrupted = true;
-        } catch (ExecutionException e) {
-          throw Futures.unwrap(e.getCause());
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  /**
-   * Maps an acquisition's result for the async view, completing off the backend's I/O threads so that
-   * dependent stages may block (release the lease, call the lock again) without stalling the client;
-   * cancelling the returned future cancels the acquisition.
-   */
-  private <T> CompletableFuture<T> linked(CompletableFuture<Optional<DefaultLease>> source,
-      java.util.function.Function<Optional<DefaultLease>, T> mapping) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    source.whenCompleteAsync((lease, failure) -> {
-      if (failure != null) {
-        out.completeExceptionally(failure instanceof CancellationException ? failure : Futures.unwrap(failure));
-        return;
-      }
-      boolean delivered;
-      try {
-        delivered = out.complete(mapping.apply(lease));
-      } catch (RuntimeException e) {
-        delivered = out.completeExceptionally(e);
-      }
-      if (!delivered) {
-        lease.ifPresent(client::giveBack); // the caller gave up first (cancel, orTimeout, …)
-      }
-    }, ForkJoinPool.commonPool());
-    out.whenComplete((v, failure) -> {
-      if (failure != null) {
-        source.cancel(false); // no-op once the source completed; then the handler above gives back
-      }
-    });
-    return out;
-  }
-
-  private void giveBackIfGranted(CompletableFuture<Optional<DefaultLease>> result) {
-    if (result.isDone() && !result.isCompletedExceptionally()) {
-      result.join().ifPresent(client::giveBack);
-    }
   }
 }

@@ -6,6 +6,7 @@ import io.locksmith.LeaseListener;
 import io.locksmith.LeaseLostException;
 import io.locksmith.LeaseState;
 import io.locksmith.LockOptions;
+import io.locksmith.spi.LockOps;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -28,6 +29,8 @@ final class DefaultLease implements Lease {
   private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
   private final DefaultLockClient client;
+  /** The backend operations of this lease's lock kind. */
+  final LockOps ops;
   private final String name;
   private final String owner;
   private final LockOptions options;
@@ -48,10 +51,11 @@ final class DefaultLease implements Lease {
   /** The thread-hold entry of the Lock view, or null for a lease-view lease. */
   final DefaultLockClient.HoldKey holdKey;
 
-  DefaultLease(DefaultLockClient client, String name, String owner, LockOptions options,
+  DefaultLease(DefaultLockClient client, LockOps ops, String name, String owner, LockOptions options,
       long fencingToken, int holds, int replicasAcknowledged, long sentAt,
       DefaultLockClient.HoldKey holdKey) {
     this.client = client;
+    this.ops = ops;
     this.name = name;
     this.owner = owner;
     this.options = options;

@@ -4,16 +4,21 @@ import io.locksmith.BackendUnavailableException;
 import io.locksmith.Capabilities;
 import io.locksmith.ClientOptions;
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
+import io.locksmith.DistributedSemaphore;
 import io.locksmith.LeaseLostException;
 import io.locksmith.LeaseState;
 import io.locksmith.LockClient;
 import io.locksmith.LockInfo;
+import io.locksmith.LockKind;
 import io.locksmith.LockOptions;
 import io.locksmith.Ticker;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
 import io.locksmith.spi.LockBackend;
+import io.locksmith.spi.LockOps;
+import io.locksmith.spi.Primitive;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -49,8 +54,8 @@ public final class DefaultLockClient implements LockClient {
   /** Longest time {@link #close()} waits for releases and replies in flight. */
   static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(5);
 
-  /** A Lock view hold: one lock name held by one thread. */
-  record HoldKey(String name, Thread thread) {}
+  /** A Lock view hold: one lock (kind and name) held by one thread. */
+  record HoldKey(Primitive primitive, String name, Thread thread) {}
 
   private final LockBackend backend;
   private final ClientOptions options;
@@ -84,7 +89,7 @@ public final class DefaultLockClient implements LockClient {
     this.scheduler.setRemoveOnCancelPolicy(true);
     this.events = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
         daemon("locksmith-events-" + clientId));
-    this.renewer = new Renewer(this, backend);
+    this.renewer = new Renewer(this);
     try {
       backend.open(new BackendContext(clientId, options.namespace(), this::onWake));
     } catch (RuntimeException e) {
@@ -111,14 +116,43 @@ public final class DefaultLockClient implements LockClient {
 
   @Override
   public DistributedLock lock(String name, LockOptions lockOptions) {
+    checkLock(name, lockOptions, LockKind.EXCLUSIVE);
+    return new DefaultDistributedLock(this, backend, Primitive.EXCLUSIVE, name, lockOptions);
+  }
+
+  @Override
+  public DistributedLock fairLock(String name, LockOptions lockOptions) {
+    checkLock(name, lockOptions, LockKind.FAIR);
+    return new DefaultDistributedLock(this, backend.ops(Primitive.FAIR), Primitive.FAIR, name, lockOptions);
+  }
+
+  @Override
+  public DistributedReadWriteLock readWriteLock(String name, LockOptions lockOptions) {
+    checkLock(name, lockOptions, LockKind.READ_WRITE);
+    return new DefaultReadWriteLock(this, name, lockOptions, backend);
+  }
+
+  @Override
+  public DistributedSemaphore semaphore(String name, int permits, LockOptions lockOptions) {
+    checkLock(name, lockOptions, LockKind.SEMAPHORE);
+    if (permits < 1) {
+      throw new IllegalArgumentException("a semaphore needs at least 1 permit, was " + permits);
+    }
+    return new DefaultSemaphore(this, backend.semaphoreOps(permits), name, permits, lockOptions);
+  }
+
+  private void checkLock(String name, LockOptions lockOptions, LockKind kind) {
     LockNames.validate(name, options.maxNameLength());
     Objects.requireNonNull(lockOptions, "options");
     if (options.driftFor(lockOptions.leaseTime()).compareTo(lockOptions.leaseTime()) >= 0) {
       throw new IllegalArgumentException("lease time " + lockOptions.leaseTime()
           + " is not longer than the clock-drift allowance for it");
     }
+    if (!backend.capabilities().supports(kind)) {
+      throw new UnsupportedOperationException("the " + backend.capabilities().backend()
+          + " backend does not offer " + kind + " locks; see capabilities()");
+    }
     ensureOpen();
-    return new DefaultDistributedLock(this, name, lockOptions);
   }
 
   @Override
@@ -147,7 +181,11 @@ public final class DefaultLockClient implements LockClient {
   public boolean forceUnlock(String name) {
     LockNames.validate(name, options.maxNameLength());
     ensureOpen();
-    boolean deleted = Futures.join(backend.forceUnlock(name));
+    return forceUnlock(backend, name);
+  }
+
+  boolean forceUnlock(LockOps ops, String name) {
+    boolean deleted = Futures.join(ops.forceUnlock(name));
     if (deleted) {
       log.warn("lock '{}' was force-unlocked by an operator", name);
     }
@@ -213,10 +251,6 @@ public final class DefaultLockClient implements LockClient {
     }
   }
 
-  LockBackend backend() {
-    return backend;
-  }
-
   Ticker ticker() {
     return options.ticker();
   }
@@ -258,13 +292,14 @@ public final class DefaultLockClient implements LockClient {
     return clientId + ":w" + Long.toString(sequence.incrementAndGet(), 36);
   }
 
-  private void onWake(String name, String waiterId) {
+  /** @return false if the waiter gave up: the backend hands the wake-up to the next one */
+  private boolean onWake(String name, String waiterId) {
     Acquisition acquisition = waiters.get(waiterId);
     if (acquisition != null) {
       acquisition.wake();
-    } else if (!closed) {
-      backend.passWakeup(name); // the waiter gave up: hand the wake-up to the next one
+      return true;
     }
+    return closed; // after close nobody waits and nothing is passed on
   }
 
   void waiterDone(String waiterId) {
@@ -288,10 +323,13 @@ public final class DefaultLockClient implements LockClient {
    * Starts an acquisition.
    *
    * @param holdKey the Lock view's thread hold, or null for the lease view
+   * @param owner the owner id to acquire as (a downgrade's write owner), or null for a new one
    */
-  Acquisition startAcquisition(String name, LockOptions lockOptions, long waitNanos, HoldKey holdKey) {
+  Acquisition startAcquisition(LockOps ops, String name, LockOptions lockOptions, long waitNanos,
+      HoldKey holdKey, String owner) {
     ensureOpen();
-    Acquisition acquisition = new Acquisition(this, name, lockOptions, newOwnerId(), waitNanos, holdKey);
+    Acquisition acquisition = new Acquisition(this, ops, name, lockOptions,
+        owner != null ? owner : newOwnerId(), waitNanos, holdKey);
     running.add(acquisition);
     if (acquisition.waiterId() != null) {
       waiters.put(acquisition.waiterId(), acquisition);
@@ -307,9 +345,9 @@ public final class DefaultLockClient implements LockClient {
     return acquisition;
   }
 
-  DefaultLease newLease(String name, String owner, LockOptions lockOptions, AcquireReply reply,
-      long sentAt, HoldKey holdKey) {
-    DefaultLease lease = new DefaultLease(this, name, owner, lockOptions, reply.fencingToken(),
+  DefaultLease newLease(LockOps ops, String name, String owner, LockOptions lockOptions,
+      AcquireReply reply, long sentAt, HoldKey holdKey) {
+    DefaultLease lease = new DefaultLease(this, ops, name, owner, lockOptions, reply.fencingToken(),
         reply.holdCount(), reply.replicasAcknowledged(), sentAt, holdKey);
     live.add(lease);
     if (lockOptions.watched()) {
@@ -355,10 +393,10 @@ public final class DefaultLockClient implements LockClient {
    *
    * @return completes, never exceptionally, once the backend answered or gave up
    */
-  CompletableFuture<Void> giveBack(String name, String owner) {
+  CompletableFuture<Void> giveBack(LockOps ops, String name, String owner) {
     CompletionStage<Integer> release;
     try {
-      release = backend.release(name, owner, true);
+      release = ops.release(name, owner, true);
     } catch (RuntimeException e) {
       release = CompletableFuture.failedFuture(e);
     }
@@ -395,11 +433,11 @@ public final class DefaultLockClient implements LockClient {
     forget(lease);
     if (before == LeaseState.LOST) {
       // validity elapsed locally; the server may keep it a little longer: clean up quietly
-      backend.release(lease.lockName(), lease.owner(), true);
+      lease.ops.release(lease.lockName(), lease.owner(), true);
       return CompletableFuture.completedFuture(false);
     }
     CompletableFuture<Boolean> done = new CompletableFuture<>();
-    backend.release(lease.lockName(), lease.owner(), true).whenComplete((left, failure) -> {
+    lease.ops.release(lease.lockName(), lease.owner(), true).whenComplete((left, failure) -> {
       if (failure != null) {
         lease.abandon();
         done.completeExceptionally(Futures.unwrap(failure));
@@ -413,8 +451,8 @@ public final class DefaultLockClient implements LockClient {
 
   // ------------------------------------------------------------------ Lock view
 
-  DefaultLease threadLease(String name) {
-    return threadHolds.get(new HoldKey(name, Thread.currentThread()));
+  DefaultLease threadLease(Primitive primitive, String name) {
+    return threadHolds.get(new HoldKey(primitive, name, Thread.currentThread()));
   }
 
   /** Re-entry of the calling thread's hold: one round trip that never mints a new grant. */
@@ -423,7 +461,7 @@ public final class DefaultLockClient implements LockClient {
       throw new LeaseLostException(lease.lockName(), "this thread's hold was lost; unlock and lock again");
     }
     long sentAt = ticker().nanoTime();
-    AcquireReply reply = Futures.join(backend.acquire(lease.lockName(), lease.owner(),
+    AcquireReply reply = Futures.join(lease.ops.acquire(lease.lockName(), lease.owner(),
         lease.lockOptions().leaseTime().toMillis(), AcquireMode.REENTER, null));
     if (!reply.granted()) {
       lease.markLost("re-entry found the lock no longer held by this owner");
@@ -441,7 +479,7 @@ public final class DefaultLockClient implements LockClient {
     if (lease.state() == LeaseState.LOST) {
       if (lease.dropLocalHold() == 0) {
         forget(lease);
-        backend.release(lease.lockName(), lease.owner(), true);
+        lease.ops.release(lease.lockName(), lease.owner(), true);
       }
       throw new LeaseLostException(lease.lockName(), "it was lost while this thread held it");
     }
@@ -453,7 +491,7 @@ public final class DefaultLockClient implements LockClient {
     }
     int left;
     try {
-      left = Futures.join(backend.release(lease.lockName(), lease.owner(), false));
+      left = Futures.join(lease.ops.release(lease.lockName(), lease.owner(), false));
     } catch (BackendUnavailableException e) {
       lease.dropLocalHold();
       throw e;

@@ -1,10 +1,12 @@
 package io.locksmith.internal;
 
 import io.locksmith.BackendUnavailableException;
-import io.locksmith.spi.LockBackend;
+import io.locksmith.spi.LockOps;
 import io.locksmith.spi.RenewRequest;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -23,13 +25,11 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  */
 final class Renewer {
   private final DefaultLockClient client;
-  private final LockBackend backend;
   private final Set<DefaultLease> watched = ConcurrentHashMap.newKeySet();
   private final ReentrantReadWriteLock dispatch = new ReentrantReadWriteLock();
 
-  Renewer(DefaultLockClient client, LockBackend backend) {
+  Renewer(DefaultLockClient client) {
     this.client = client;
-    this.backend = backend;
   }
 
   void add(DefaultLease lease) {
@@ -45,50 +45,63 @@ final class Renewer {
     return dispatch.readLock();
   }
 
-  /** A watched lease's timer fired: renew it and every other lease that is nearly due. */
+  /**
+   * A watched lease's timer fired: renew it and every other lease that is nearly due, one backend call
+   * per lock kind in the batch.
+   */
   void renewDue(DefaultLease trigger) {
-    List<DefaultLease> batch = new ArrayList<>();
-    List<RenewRequest> requests = new ArrayList<>();
-    CompletionStage<List<Boolean>> reply;
+    Map<LockOps, List<DefaultLease>> batches = new LinkedHashMap<>();
+    List<CompletionStage<List<Boolean>>> replies = new ArrayList<>();
     long sentAt;
     Lock write = dispatch.writeLock();
     write.lock();
     try {
       long now = System.nanoTime();
       if (trigger.claimForRenewal(now)) {
-        batch.add(trigger);
+        batches.computeIfAbsent(trigger.ops, o -> new ArrayList<>()).add(trigger);
       }
       for (DefaultLease lease : watched) {
         if (lease != trigger && lease.claimForRenewal(now)) {
-          batch.add(lease);
+          batches.computeIfAbsent(lease.ops, o -> new ArrayList<>()).add(lease);
         }
       }
-      if (batch.isEmpty()) {
+      if (batches.isEmpty()) {
         return;
       }
-      for (DefaultLease lease : batch) {
-        requests.add(new RenewRequest(lease.lockName(), lease.owner(),
-            lease.lockOptions().leaseTime().toMillis()));
-      }
       sentAt = client.ticker().nanoTime();
-      try {
-        reply = backend.renew(requests);
-      } catch (RuntimeException e) {
-        reply = CompletableFuture.failedFuture(e);
+      for (Map.Entry<LockOps, List<DefaultLease>> batch : batches.entrySet()) {
+        List<RenewRequest> requests = new ArrayList<>();
+        for (DefaultLease lease : batch.getValue()) {
+          requests.add(new RenewRequest(lease.lockName(), lease.owner(),
+              lease.lockOptions().leaseTime().toMillis()));
+        }
+        CompletionStage<List<Boolean>> reply;
+        try {
+          reply = batch.getKey().renew(requests);
+        } catch (RuntimeException e) {
+          reply = CompletableFuture.failedFuture(e);
+        }
+        replies.add(reply);
       }
     } finally {
       write.unlock();
     }
     long sent = sentAt;
-    reply.whenComplete((owned, failure) -> {
-      Throwable cause = failure == null ? null : Futures.unwrap(failure);
-      for (int i = 0; i < batch.size(); i++) {
-        Boolean answer = cause == null ? owned.get(i) : null;
-        Throwable unknown = cause != null ? cause : answer == null
-            ? new BackendUnavailableException("the backend could not tell whether the lease is still held")
-            : null;
-        batch.get(i).onRenewalReply(sent, Boolean.TRUE.equals(answer), unknown);
-      }
-    });
+    int i = 0;
+    for (List<DefaultLease> batch : batches.values()) {
+      replies.get(i++).whenComplete((owned, failure) -> onReplies(batch, sent, owned, failure));
+    }
+  }
+
+  private static void onReplies(List<DefaultLease> batch, long sentAt, List<Boolean> owned,
+      Throwable failure) {
+    Throwable cause = failure == null ? null : Futures.unwrap(failure);
+    for (int i = 0; i < batch.size(); i++) {
+      Boolean answer = cause == null ? owned.get(i) : null;
+      Throwable unknown = cause != null ? cause : answer == null
+          ? new BackendUnavailableException("the backend could not tell whether the lease is still held")
+          : null;
+      batch.get(i).onRenewalReply(sentAt, Boolean.TRUE.equals(answer), unknown);
+    }
   }
 }

@@ -1,22 +1,15 @@
 package io.locksmith.spi;
 
 import io.locksmith.Capabilities;
-import io.locksmith.LockInfo;
-import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.CompletionStage;
+import io.locksmith.LockKind;
 
 /**
- * A lock backend's primitive operations. Each returns a stage that completes (on any thread) within
- * the backend's command timeout; failures to reach the server complete it exceptionally with
- * {@link io.locksmith.BackendUnavailableException}, other backend errors with
- * {@link io.locksmith.LockException}. Methods must not block the caller. Implementations are
- * thread-safe.
- *
- * <p>Names passed in are validated lock names without namespace; the backend applies
- * {@link BackendContext#namespace()}. Owner ids are opaque strings minted by the core, unique per lease.
+ * A lock backend: its connections, what it offers, and the primitive operations of each lock kind it
+ * offers. The backend itself is the {@link LockOps} of the exclusive lock; {@link #ops(Primitive)} and
+ * {@link #semaphoreOps(int)} give the operations of the other kinds over the same connections.
+ * Implementations are thread-safe.
  */
-public interface LockBackend extends AutoCloseable {
+public interface LockBackend extends LockOps, AutoCloseable {
 
   /**
    * Called once, before any other method, with what the backend needs from its client.
@@ -30,69 +23,31 @@ public interface LockBackend extends AutoCloseable {
   Capabilities capabilities();
 
   /**
-   * One atomic attempt to grant {@code name} to {@code owner}.
+   * The operations of one side of a lock kind. Called by the core only for kinds listed in
+   * {@link #capabilities()}; the result shares this backend's connections and lifecycle.
    *
-   * @param name the lock name
-   * @param owner the lease's owner id
-   * @param leaseMillis the lease time to set
-   * @param mode whether this is a fresh acquisition or a re-entry of a hold the owner believes it has
-   * @param waiterId when not null and the lock is held by another owner, register this waiter so that a
-   *     release wakes it through {@link WakeupSink#wake(String, String)}
-   * @return the outcome
+   * @param primitive which lock primitive
+   * @return its operations; {@code this} for {@link Primitive#EXCLUSIVE}
+   * @throws UnsupportedOperationException if this backend does not offer it
    */
-  CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis, AcquireMode mode,
-      String waiterId);
+  default LockOps ops(Primitive primitive) {
+    if (primitive == Primitive.EXCLUSIVE) {
+      return this;
+    }
+    throw new UnsupportedOperationException(capabilities().backend() + " does not offer " + primitive
+        + " locks");
+  }
 
   /**
-   * Drops one hold, or all holds, of {@code owner}, only if it owns the lock; freeing the lock wakes
-   * one registered waiter.
+   * The operations of a semaphore. Each grant is one permit held by one owner under its own lease.
    *
-   * @param name the lock name
-   * @param owner the lease's owner id
-   * @param all whether to drop every hold
-   * @return the hold count left (0 = freed), or {@code -1} if {@code owner} did not own the lock
+   * @param declaredPermits the permit count a semaphore starts with when none is stored for its name
+   * @return the operations
+   * @throws UnsupportedOperationException if this backend does not offer {@link LockKind#SEMAPHORE}
    */
-  CompletionStage<Integer> release(String name, String owner, boolean all);
-
-  /**
-   * Extends several leases in as few round trips as the backend allows, each only if still owned.
-   *
-   * @param requests the leases to extend
-   * @return one value per request, in order: whether it was still owned and is now extended, or
-   *     {@code null} if the backend cannot tell for that lease (it becomes UNCERTAIN and is retried
-   *     within its validity, like a failed call)
-   */
-  CompletionStage<List<Boolean>> renew(List<RenewRequest> requests);
-
-  /**
-   * Removes a registered waiter that gives up. Best effort; a missed removal costs one wasted wake-up,
-   * which the core passes on with {@link #passWakeup(String)}.
-   *
-   * @param name the lock name
-   * @param waiterId the waiter
-   */
-  void cancelWait(String name, String waiterId);
-
-  /**
-   * A wake-up reached a waiter that is gone: if the lock is free, wake the next registered waiter.
-   *
-   * @param name the lock name
-   */
-  void passWakeup(String name);
-
-  /**
-   * @param name the lock name
-   * @return the holder, or empty if the lock is free
-   */
-  CompletionStage<Optional<LockInfo>> inspect(String name);
-
-  /**
-   * Deletes the lock whoever holds it and wakes one waiter.
-   *
-   * @param name the lock name
-   * @return whether a lock was deleted
-   */
-  CompletionStage<Boolean> forceUnlock(String name);
+  default SemaphoreOps semaphoreOps(int declaredPermits) {
+    throw new UnsupportedOperationException(capabilities().backend() + " does not offer semaphores");
+  }
 
   /** Releases the backend's connections and threads; idempotent, never throws. */
   @Override

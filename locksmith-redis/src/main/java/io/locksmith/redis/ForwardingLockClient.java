@@ -3,6 +3,8 @@ package io.locksmith.redis;
 import io.locksmith.Capabilities;
 import io.locksmith.ClientOptions;
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
+import io.locksmith.DistributedSemaphore;
 import io.locksmith.LockClient;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
@@ -25,6 +27,21 @@ abstract class ForwardingLockClient implements LockClient {
   @Override
   public DistributedLock lock(String name, LockOptions options) {
     return delegate.lock(name, options);
+  }
+
+  @Override
+  public DistributedLock fairLock(String name, LockOptions options) {
+    return delegate.fairLock(name, options);
+  }
+
+  @Override
+  public DistributedReadWriteLock readWriteLock(String name, LockOptions options) {
+    return delegate.readWriteLock(name, options);
+  }
+
+  @Override
+  public DistributedSemaphore semaphore(String name, int permits, LockOptions options) {
+    return delegate.semaphore(name, permits, options);
   }
 
   @Override

@@ -25,6 +25,8 @@ import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
 import io.locksmith.spi.LockBackend;
+import io.locksmith.spi.LockOps;
+import io.locksmith.spi.Primitive;
 import io.locksmith.spi.RenewRequest;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -66,6 +68,8 @@ final class RedisBackend implements LockBackend {
       EnumSet.of(LockKind.EXCLUSIVE), FencingGuarantee.CLOCK_FLOORED, true);
   /** Keys per renewal script call: keeps one call short on the server's single thread. */
   private static final int RENEW_CHUNK = 256;
+  /** Wake-up message tag of the exclusive lock's waiters; see {@link #onWakeMessage}. */
+  static final char EXCLUSIVE_TAG = 'x';
   /** Longest pause between two reconnection attempts of a dropped connection. */
   static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
   /** Least time between two attempts to connect a node that could not be reached (Redlock). */
@@ -224,10 +228,7 @@ final class RedisBackend implements LockBackend {
                 ps.addListener(new RedisPubSubAdapter<>() {
                   @Override
                   public void message(String ch, String message) {
-                    int space = message.indexOf(' ');
-                    if (ch.equals(channel) && space > 0) {
-                      context.wakeups().wake(message.substring(space + 1), message.substring(0, space));
-                    }
+                    onWakeMessage(ch, message);
                   }
                 });
                 return ps.async().subscribe(channel).toCompletableFuture().thenAccept(v -> {
@@ -263,7 +264,7 @@ final class RedisBackend implements LockBackend {
   }
 
   /** The command interface, or a reason to fail fast (and a reconnect attempt) if never connected. */
-  private RedisAsyncCommands<String, String> commands(String what) {
+  RedisAsyncCommands<String, String> commands(String what) {
     RedisAsyncCommands<String, String> c = commands;
     if (c != null) {
       return c;
@@ -287,8 +288,57 @@ final class RedisBackend implements LockBackend {
     return CAPABILITIES;
   }
 
+  /**
+   * A wake-up message: {@code "<waiterId> <tag><name>"}, where the one-character tag says which lock
+   * kind's waiter queue it came from, so that a wake-up whose waiter is gone is passed on in that queue.
+   */
+  void onWakeMessage(String channel, String message) {
+    int space = message.indexOf(' ');
+    if (!channel.equals(channelPrefix + context.clientId()) || space <= 0 || space + 2 > message.length()) {
+      return;
+    }
+    String waiterId = message.substring(0, space);
+    char tag = message.charAt(space + 1);
+    String name = message.substring(space + 2);
+    if (!context.wakeups().wake(name, waiterId) && !closed) {
+      LockOps ops = opsForTag(tag);
+      if (ops != null) {
+        ops.passWakeup(name);
+      }
+    }
+  }
+
+  private LockOps opsForTag(char tag) {
+    switch (tag) {
+      case EXCLUSIVE_TAG:
+        return this;
+      default:
+        return null;
+    }
+  }
+
+  @Override
+  public LockOps ops(Primitive primitive) {
+    switch (primitive) {
+      case EXCLUSIVE:
+        return this;
+      default:
+        throw new UnsupportedOperationException("Redis does not offer " + primitive + " locks yet");
+    }
+  }
+
+  /** The pub/sub channel prefix; a client listens on {@code prefix + clientId}. */
+  String channelPrefix() {
+    return channelPrefix;
+  }
+
+  /** Where this backend's keys live. */
+  RedisKeys keys() {
+    return keys;
+  }
+
   /** Runs a script by digest; reloads it with EVAL once if the server's script cache lost it. */
-  private <T> CompletionStage<T> run(RedisScript script, ScriptOutputType type, String what,
+  <T> CompletionStage<T> run(RedisScript script, ScriptOutputType type, String what,
       String[] scriptKeys, String... args) {
     CompletableFuture<T> out = new CompletableFuture<>();
     RedisFuture<T> first;
@@ -487,7 +537,7 @@ final class RedisBackend implements LockBackend {
     String lock = keys.lock(name);
     CompletionStage<Long> reply = run(RedisScript.RELEASE, ScriptOutputType.INTEGER,
         "release lock '" + name + "'", new String[] {lock, RedisKeys.waiters(lock)},
-        owner, all ? "1" : "0", channelPrefix, name);
+        owner, all ? "1" : "0", channelPrefix, EXCLUSIVE_TAG + name);
     return reply.thenApply(Long::intValue);
   }
 
@@ -532,7 +582,7 @@ final class RedisBackend implements LockBackend {
   public void passWakeup(String name) {
     String lock = keys.lock(name);
     run(RedisScript.PASS_WAKEUP, ScriptOutputType.INTEGER, "pass a wake-up for '" + name + "'",
-        new String[] {lock, RedisKeys.waiters(lock)}, channelPrefix, name)
+        new String[] {lock, RedisKeys.waiters(lock)}, channelPrefix, EXCLUSIVE_TAG + name)
         .whenComplete((v, f) -> {
           if (f != null) {
             log.debug("could not pass a wake-up for '{}': {}", name, f.toString());
@@ -554,7 +604,8 @@ final class RedisBackend implements LockBackend {
   public CompletionStage<Boolean> forceUnlock(String name) {
     String lock = keys.lock(name);
     CompletionStage<Long> reply = run(RedisScript.FORCE_UNLOCK, ScriptOutputType.INTEGER,
-        "force-unlock '" + name + "'", new String[] {lock, RedisKeys.waiters(lock)}, channelPrefix, name);
+        "force-unlock '" + name + "'", new String[] {lock, RedisKeys.waiters(lock)}, channelPrefix,
+        EXCLUSIVE_TAG + name);
     return reply.thenApply(n -> n == 1L);
   }
 

@@ -69,6 +69,29 @@ public abstract class LockClientTck {
     return lockName;
   }
 
+  /**
+   * The lock under test. Backends override nothing here; the TCK variants for other lock kinds (fair
+   * lock, the write side of a read-write lock) override it so that the whole contract runs on them.
+   *
+   * @param client the client
+   * @param name the lock name
+   * @param options the lease policy
+   * @return the lock of the kind under test
+   */
+  protected DistributedLock lockUnderTest(LockClient client, String name, LockOptions options) {
+    return client.lock(name, options);
+  }
+
+  /** @return {@link #lockUnderTest} with the client's default lease policy */
+  protected final DistributedLock lock(LockClient client, String name) {
+    return lockUnderTest(client, name, client.options().defaultLockOptions());
+  }
+
+  /** @return {@link #lockUnderTest} */
+  protected final DistributedLock lock(LockClient client, String name, LockOptions options) {
+    return lockUnderTest(client, name, options);
+  }
+
   @BeforeEach
   void nameLock(TestInfo info) {
     lockName = "tck/" + info.getTestMethod().map(m -> m.getName()).orElse("test") + "/"
@@ -102,7 +125,7 @@ public abstract class LockClientTck {
       boolean leaseView = t % 4 < 2;
       threads.add(new Thread(() -> {
         try {
-          DistributedLock lock = c.lock(name());
+          DistributedLock lock = lock(c, name());
           for (int i = 0; i < rounds; i++) {
             Lease lease = null;
             if (leaseView) {
@@ -144,31 +167,31 @@ public abstract class LockClientTck {
   void tryAcquireWithoutWaitFailsOnAHeldLock() {
     LockClient a = client();
     LockClient b = client();
-    try (Lease held = a.lock(name()).tryAcquire().orElseThrow()) {
+    try (Lease held = lock(a, name()).tryAcquire().orElseThrow()) {
       assertThat(held.isHeld()).isTrue();
-      assertThat(b.lock(name()).tryAcquire()).isEmpty();
-      assertThat(b.lock(name()).tryLock()).isFalse();
-      assertThat(b.lock(name()).isHeldByCurrentThread()).isFalse();
+      assertThat(lock(b, name()).tryAcquire()).isEmpty();
+      assertThat(lock(b, name()).tryLock()).isFalse();
+      assertThat(lock(b, name()).isHeldByCurrentThread()).isFalse();
     }
-    assertThat(b.lock(name()).tryAcquire()).isPresent();
+    assertThat(lock(b, name()).tryAcquire()).isPresent();
   }
 
   @Test
   void tryAcquireHonoursItsWait() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease held = a.lock(name()).acquire();
+    Lease held = lock(a, name()).acquire();
     Duration wait = Duration.ofMillis(400);
     long start = System.nanoTime();
-    Optional<Lease> none = b.lock(name()).tryAcquire(wait);
+    Optional<Lease> none = lock(b, name()).tryAcquire(wait);
     long elapsed = System.nanoTime() - start;
     assertThat(none).isEmpty();
     assertThat(elapsed).isGreaterThanOrEqualTo(wait.toNanos());
     assertThat(elapsed).isLessThan(wait.plusSeconds(3).toNanos());
-    assertThatThrownBy(() -> b.lock(name()).acquire(wait))
+    assertThatThrownBy(() -> lock(b, name()).acquire(wait))
         .isInstanceOf(AcquireTimeoutException.class)
         .hasMessageContaining(name());
-    assertThat(b.lock(name()).tryLock(100, TimeUnit.MILLISECONDS)).isFalse();
+    assertThat(lock(b, name()).tryLock(100, TimeUnit.MILLISECONDS)).isFalse();
     assertThat(held.release()).isTrue();
   }
 
@@ -178,7 +201,7 @@ public abstract class LockClientTck {
   void lockViewIsReentrantWithTheSameToken() {
     LockClient a = client();
     LockClient b = client();
-    DistributedLock lock = a.lock(name());
+    DistributedLock lock = lock(a, name());
     lock.lock();
     long token = lock.currentThreadLease().orElseThrow().fencingToken();
     assertThat(lock.tryLock()).isTrue();
@@ -189,23 +212,23 @@ public abstract class LockClientTck {
     lock.unlock();
     lock.unlock();
     assertThat(lock.getHoldCount()).isEqualTo(1);
-    assertThat(b.lock(name()).tryAcquire()).as("still held after inner unlocks").isEmpty();
+    assertThat(lock(b, name()).tryAcquire()).as("still held after inner unlocks").isEmpty();
     lock.unlock();
     assertThat(lock.isHeldByCurrentThread()).isFalse();
     assertThat(lock.getHoldCount()).isZero();
-    assertThat(b.lock(name()).tryAcquire()).as("free after the last unlock").isPresent();
+    assertThat(lock(b, name()).tryAcquire()).as("free after the last unlock").isPresent();
   }
 
   @Test
   void unlockByANonOwnerThrowsIllegalMonitorState() throws Exception {
     LockClient a = client();
-    DistributedLock lock = a.lock(name());
+    DistributedLock lock = lock(a, name());
     assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
     lock.lock();
     AtomicReference<Throwable> fromOther = new AtomicReference<>();
     Thread other = new Thread(() -> {
       try {
-        a.lock(name()).unlock();
+        lock(a, name()).unlock();
       } catch (Throwable e) {
         fromOther.set(e);
       }
@@ -221,18 +244,18 @@ public abstract class LockClientTck {
   void aLeaseCanBeReleasedFromAnotherThread() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease lease = a.lock(name()).acquire();
+    Lease lease = lock(a, name()).acquire();
     CompletableFuture<Boolean> released = CompletableFuture.supplyAsync(lease::release,
         r -> new Thread(r, "tck-other-thread").start());
     assertThat(released.get(10, TimeUnit.SECONDS)).isTrue();
     assertThat(lease.state()).isEqualTo(LeaseState.RELEASED);
-    assertThat(b.lock(name()).tryAcquire()).isPresent();
+    assertThat(lock(b, name()).tryAcquire()).isPresent();
   }
 
   @Test
   void leaseViewAcquisitionsAreSeparateOwners() {
     LockClient a = client();
-    DistributedLock lock = a.lock(name());
+    DistributedLock lock = lock(a, name());
     try (Lease first = lock.tryAcquire().orElseThrow()) {
       assertThat(lock.tryAcquire()).as("a second lease-view acquisition is another owner").isEmpty();
       assertThat(first.holdCount()).isEqualTo(1);
@@ -242,7 +265,7 @@ public abstract class LockClientTck {
   @Test
   void releasingTwiceIsANoOp() {
     LockClient a = client();
-    Lease lease = a.lock(name()).tryAcquire().orElseThrow();
+    Lease lease = lock(a, name()).tryAcquire().orElseThrow();
     assertThat(lease.release()).isTrue();
     assertThat(lease.release()).isFalse();
     lease.close();
@@ -255,19 +278,19 @@ public abstract class LockClientTck {
   void aLeaseDescribesItself() {
     LockClient a = client();
     Duration leaseTime = Duration.ofSeconds(20);
-    try (Lease lease = a.lock(name(), LockOptions.fixed(leaseTime)).tryAcquire().orElseThrow()) {
+    try (Lease lease = lock(a, name(), LockOptions.fixed(leaseTime)).tryAcquire().orElseThrow()) {
       assertThat(lease.lockName()).isEqualTo(name());
       assertThat(lease.state()).isEqualTo(LeaseState.HELD);
       assertThat(lease.holdCount()).isEqualTo(1);
       assertThat(lease.remainingValidity()).isPositive().isLessThan(leaseTime);
       assertThat(lease.checkHeld()).isSameAs(lease);
-      assertThat(a.inspect(name())).hasValueSatisfying(info -> {
+      assertThat(lock(a, name()).inspect()).hasValueSatisfying(info -> {
         assertThat(info.fencingToken()).isEqualTo(lease.fencingToken());
         assertThat(info.holdCount()).isEqualTo(1);
         assertThat(info.remainingTtl()).isPositive().isLessThanOrEqualTo(leaseTime);
       });
     }
-    assertThat(a.inspect(name())).isEmpty();
+    assertThat(lock(a, name()).inspect()).isEmpty();
   }
 
   // ------------------------------------------------------------------ leases in time
@@ -276,9 +299,9 @@ public abstract class LockClientTck {
   void aFixedLeaseExpiresAndFreesTheLockForAnotherClient() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease fixed = a.lock(name(), LockOptions.fixed(SHORT_LEASE)).acquire();
+    Lease fixed = lock(a, name(), LockOptions.fixed(SHORT_LEASE)).acquire();
     long start = System.nanoTime();
-    Lease next = b.lock(name()).acquire(Duration.ofSeconds(10));
+    Lease next = lock(b, name()).acquire(Duration.ofSeconds(10));
     long waited = System.nanoTime() - start;
     assertThat(waited).as("taken over only after the lease ran out")
         .isGreaterThan(SHORT_LEASE.toNanos() / 2);
@@ -293,9 +316,9 @@ public abstract class LockClientTck {
   void aWatchedLeaseOutlivesSeveralLeaseTimes() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease watched = a.lock(name(), LockOptions.watched(SHORT_LEASE)).acquire();
+    Lease watched = lock(a, name(), LockOptions.watched(SHORT_LEASE)).acquire();
     // the contender's bounded wait spans four lease times: renewal must keep the lock ours throughout
-    assertThat(b.lock(name()).tryAcquire(SHORT_LEASE.multipliedBy(4))).isEmpty();
+    assertThat(lock(b, name()).tryAcquire(SHORT_LEASE.multipliedBy(4))).isEmpty();
     assertThat(watched.state()).isEqualTo(LeaseState.HELD);
     assertThat(watched.remainingValidity()).isPositive();
     assertThat(watched.release()).isTrue();
@@ -305,7 +328,7 @@ public abstract class LockClientTck {
   void forceUnlockMakesTheHolderLoseItsLeaseAndItsListenerFire() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease lease = a.lock(name(), LockOptions.watched(SHORT_LEASE)).acquire();
+    Lease lease = lock(a, name(), LockOptions.watched(SHORT_LEASE)).acquire();
     CountDownLatch lost = new CountDownLatch(1);
     AtomicReference<String> listenerThread = new AtomicReference<>();
     List<LeaseState> seen = new ArrayList<>();
@@ -318,7 +341,7 @@ public abstract class LockClientTck {
       listenerThread.set(Thread.currentThread().getName());
       lost.countDown();
     });
-    assertThat(b.forceUnlock(name())).isTrue();
+    assertThat(lock(b, name()).forceUnlock()).isTrue();
     assertThat(lost.await(10, TimeUnit.SECONDS)).as("onLost fired").isTrue();
     assertThat(lease.state()).isEqualTo(LeaseState.LOST);
     assertThat(listenerThread.get()).startsWith("locksmith-events-");
@@ -327,10 +350,10 @@ public abstract class LockClientTck {
         return seen.contains(LeaseState.LOST);
       }
     })).isTrue();
-    Lease taken = b.lock(name()).tryAcquire().orElseThrow();
+    Lease taken = lock(b, name()).tryAcquire().orElseThrow();
     assertThat(lease.release()).isFalse();
     assertThat(taken.isHeld()).isTrue();
-    assertThat(b.forceUnlock(name() + "/never-held")).isFalse();
+    assertThat(lock(b, name() + "/never-held").forceUnlock()).isFalse();
     taken.release();
   }
 
@@ -341,7 +364,7 @@ public abstract class LockClientTck {
     long previous = Long.MIN_VALUE;
     for (int i = 0; i < 30; i++) {
       LockClient c = i % 2 == 0 ? a : b;
-      Lease lease = c.lock(name()).acquire(Duration.ofSeconds(10));
+      Lease lease = lock(c, name()).acquire(Duration.ofSeconds(10));
       assertThat(lease.fencingToken()).isGreaterThan(previous);
       previous = lease.fencingToken();
       lease.release();
@@ -354,8 +377,8 @@ public abstract class LockClientTck {
   void aWaiterInAnotherClientIsWokenByTheRelease() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease held = a.lock(name(), LockOptions.watched(Duration.ofSeconds(30))).acquire();
-    CompletableFuture<Lease> waiting = b.lock(name()).acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+    Lease held = lock(a, name(), LockOptions.watched(Duration.ofSeconds(30))).acquire();
+    CompletableFuture<Lease> waiting = lock(b, name()).acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
     assertThat(waiting).isNotDone();
     held.release();
     // far less than the 30 s lease: the waiter was notified, not left to the lease running out
@@ -369,11 +392,11 @@ public abstract class LockClientTck {
     LockClient a = client();
     LockClient b = client();
     LockClient c = client();
-    Lease held = a.lock(name()).acquire();
+    Lease held = lock(a, name()).acquire();
     AtomicReference<Throwable> outcome = new AtomicReference<>();
     AtomicReference<Boolean> heldAfter = new AtomicReference<>();
     Thread waiter = new Thread(() -> {
-      DistributedLock lock = b.lock(name());
+      DistributedLock lock = lock(b, name());
       try {
         lock.lockInterruptibly();
         outcome.set(new AssertionError("lock granted while held elsewhere"));
@@ -384,7 +407,7 @@ public abstract class LockClientTck {
     });
     Thread leaseWaiter = new Thread(() -> {
       try {
-        b.lock(name()).acquire();
+        lock(b, name()).acquire();
       } catch (Throwable e) {
         outcome.compareAndSet(null, e);
       }
@@ -403,11 +426,11 @@ public abstract class LockClientTck {
     assertThat(heldAfter.get()).isFalse();
     held.release();
     // no hold leaked by the interrupted waiters: a third client gets the lock at once
-    Lease third = c.lock(name()).acquire(Duration.ofSeconds(5));
+    Lease third = lock(c, name()).acquire(Duration.ofSeconds(5));
     assertThat(third.isHeld()).isTrue();
     third.release();
     assertThat(eventually(Duration.ofSeconds(5),
-        () -> c.inspect(name()).isEmpty())).as("nothing left on the backend").isTrue();
+        () -> lock(c, name()).inspect().isEmpty())).as("nothing left on the backend").isTrue();
   }
 
   // ------------------------------------------------------------------ async view
@@ -416,25 +439,25 @@ public abstract class LockClientTck {
   void theAsyncViewMatchesTheBlockingOne() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease lease = a.lock(name()).acquireAsync(Duration.ZERO).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    Lease lease = lock(a, name()).acquireAsync(Duration.ZERO).toCompletableFuture().get(10, TimeUnit.SECONDS);
     assertThat(lease.isHeld()).isTrue();
-    Optional<Lease> none = b.lock(name()).tryAcquireAsync(Duration.ofMillis(200))
+    Optional<Lease> none = lock(b, name()).tryAcquireAsync(Duration.ofMillis(200))
         .toCompletableFuture().get(10, TimeUnit.SECONDS);
     assertThat(none).isEmpty();
-    CompletableFuture<Lease> timeout = b.lock(name()).acquireAsync(Duration.ofMillis(200)).toCompletableFuture();
+    CompletableFuture<Lease> timeout = lock(b, name()).acquireAsync(Duration.ofMillis(200)).toCompletableFuture();
     assertThatThrownBy(() -> timeout.get(10, TimeUnit.SECONDS))
         .isInstanceOf(ExecutionException.class)
         .hasCauseInstanceOf(AcquireTimeoutException.class);
-    CompletableFuture<Lease> cancelled = b.lock(name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
+    CompletableFuture<Lease> cancelled = lock(b, name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
     assertThat(cancelled.cancel(false)).isTrue();
-    CompletableFuture<Lease> later = b.lock(name()).acquireAsync(Duration.ofSeconds(10)).toCompletableFuture();
+    CompletableFuture<Lease> later = lock(b, name()).acquireAsync(Duration.ofSeconds(10)).toCompletableFuture();
     assertThat(later).isNotDone();
     lease.release();
     Lease next = later.get(10, TimeUnit.SECONDS);
     assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
     assertThatThrownBy(() -> cancelled.get(1, TimeUnit.SECONDS)).isNotInstanceOf(TimeoutException.class);
     next.release();
-    assertThat(eventually(Duration.ofSeconds(5), () -> b.inspect(name()).isEmpty()))
+    assertThat(eventually(Duration.ofSeconds(5), () -> lock(b, name()).inspect().isEmpty()))
         .as("the cancelled acquisition left no hold behind").isTrue();
   }
 
@@ -443,13 +466,13 @@ public abstract class LockClientTck {
     LockClient a = client();
     LockClient b = client();
     LockClient c = client();
-    Lease held = a.lock(name()).acquire();
-    CompletableFuture<Lease> impatient = b.lock(name()).acquireAsync(Duration.ofSeconds(30))
+    Lease held = lock(a, name()).acquire();
+    CompletableFuture<Lease> impatient = lock(b, name()).acquireAsync(Duration.ofSeconds(30))
         .toCompletableFuture().orTimeout(200, TimeUnit.MILLISECONDS);
     assertThatThrownBy(() -> impatient.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(TimeoutException.class);
     held.release();
     // had the abandoned acquisition been granted to nobody, its watched lease would block this for good
-    Lease third = c.lock(name()).acquire(Duration.ofSeconds(10));
+    Lease third = lock(c, name()).acquire(Duration.ofSeconds(10));
     assertThat(third.isHeld()).isTrue();
     third.release();
   }
@@ -460,14 +483,14 @@ public abstract class LockClientTck {
   void badInputIsRejectedWithDocumentedExceptions() {
     LockClient a = client();
     int max = a.options().maxNameLength();
-    assertThatThrownBy(() -> a.lock(null)).isInstanceOf(NullPointerException.class);
-    assertThatThrownBy(() -> a.lock("")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> a.lock("   ")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> a.lock("x".repeat(max + 1)))
+    assertThatThrownBy(() -> lock(a, null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> lock(a, "")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> lock(a, "   ")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> lock(a, "x".repeat(max + 1)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(String.valueOf(max));
-    assertThat(a.lock("x".repeat(max)).name()).hasSize(max);
-    assertThatThrownBy(() -> a.lock(name(), null)).isInstanceOf(NullPointerException.class);
-    DistributedLock lock = a.lock(name());
+    assertThat(lock(a, "x".repeat(max)).name()).hasSize(max);
+    assertThatThrownBy(() -> lock(a, name(), null)).isInstanceOf(NullPointerException.class);
+    DistributedLock lock = lock(a, name());
     assertThatThrownBy(() -> lock.acquire(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> lock.tryAcquire(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> lock.acquireAsync(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class);
@@ -485,12 +508,12 @@ public abstract class LockClientTck {
   void aClosedClientRefusesWorkAndEndsItsWaiters() throws Exception {
     LockClient a = client();
     LockClient b = newClient();
-    Lease held = a.lock(name()).acquire();
-    CompletableFuture<Lease> waiting = b.lock(name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
+    Lease held = lock(a, name()).acquire();
+    CompletableFuture<Lease> waiting = lock(b, name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
     b.close();
     assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS))
         .hasCauseInstanceOf(IllegalStateException.class);
-    assertThatThrownBy(() -> b.lock(name())).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> lock(b, name())).isInstanceOf(IllegalStateException.class);
     b.close(); // idempotent
     held.release();
   }

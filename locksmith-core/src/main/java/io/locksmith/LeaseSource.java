@@ -1,0 +1,97 @@
+package io.locksmith;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The lease view shared by every lock kind: each successful call returns a new {@link Lease}, a new
+ * owner that may be released from any thread. For a lock it is the lock; for a
+ * {@link DistributedSemaphore} it is one permit. "Held by another owner" below means, for a semaphore,
+ * that no permit is free.
+ *
+ * <p>Waiting is by notification where the backend has it, and every wait is bounded: a blocking call
+ * returns within its wait plus one backend command timeout. When the backend cannot be reached,
+ * acquisition fails with {@link BackendUnavailableException}; nothing is granted that the backend did
+ * not grant. Instances are thread-safe.
+ */
+public interface LeaseSource {
+
+  /** @return the name, as given to the {@link LockClient} */
+  String name();
+
+  /** @return the lease policy of this lock */
+  LockOptions options();
+
+  /**
+   * Waits as long as it takes for the lock and returns the lease.
+   *
+   * @return the lease, {@link LeaseState#HELD}
+   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws IllegalStateException if the client is closed
+   */
+  Lease acquire() throws InterruptedException;
+
+  /**
+   * Waits at most {@code wait} for the lock.
+   *
+   * @param wait how long to wait; {@link Duration#ZERO} tries once
+   * @return the lease, {@link LeaseState#HELD}
+   * @throws AcquireTimeoutException if another owner held the lock for the whole wait
+   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws NullPointerException if {@code wait} is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   * @throws IllegalStateException if the client is closed
+   */
+  Lease acquire(Duration wait) throws InterruptedException;
+
+  /**
+   * Tries once, without waiting.
+   *
+   * @return the lease, or empty if another owner holds the lock
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws IllegalStateException if the client is closed
+   */
+  Optional<Lease> tryAcquire();
+
+  /**
+   * Waits at most {@code wait} for the lock; not getting it is a result, not an exception.
+   *
+   * @param wait how long to wait; {@link Duration#ZERO} tries once
+   * @return the lease, or empty if another owner held the lock for the whole wait
+   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws NullPointerException if {@code wait} is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   * @throws IllegalStateException if the client is closed
+   */
+  Optional<Lease> tryAcquire(Duration wait) throws InterruptedException;
+
+  /**
+   * Asynchronous {@link #acquire(Duration)}: never blocks the caller. Cancelling the returned stage's
+   * {@code CompletableFuture} abandons the wait; a grant that races with the cancellation is released.
+   * The stage completes on the common {@link java.util.concurrent.ForkJoinPool}, never on a backend I/O
+   * thread, so dependent stages may block (for instance release the lease).
+   *
+   * @param wait how long to wait
+   * @return completes with the lease, or exceptionally with {@link AcquireTimeoutException},
+   *     {@link BackendUnavailableException} or {@link IllegalStateException} (client closed)
+   * @throws NullPointerException if {@code wait} is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   */
+  CompletionStage<Lease> acquireAsync(Duration wait);
+
+  /**
+   * Asynchronous {@link #tryAcquire(Duration)}, with the same cancellation and threading rules as
+   * {@link #acquireAsync(Duration)}.
+   *
+   * @param wait how long to wait
+   * @return completes with the lease or empty, or exceptionally with
+   *     {@link BackendUnavailableException} or {@link IllegalStateException} (client closed)
+   * @throws NullPointerException if {@code wait} is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   */
+  CompletionStage<Optional<Lease>> tryAcquireAsync(Duration wait);
+}

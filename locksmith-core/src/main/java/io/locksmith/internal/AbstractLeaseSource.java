@@ -1,0 +1,176 @@
+package io.locksmith.internal;
+
+import io.locksmith.AcquireTimeoutException;
+import io.locksmith.Lease;
+import io.locksmith.LeaseSource;
+import io.locksmith.LockOptions;
+import io.locksmith.spi.LockOps;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ForkJoinPool;
+
+/**
+ * The lease view of every lock kind over the client's shared {@link Acquisition} machinery; subclasses
+ * add the {@link java.util.concurrent.locks.Lock} view or a semaphore's operations.
+ */
+abstract class AbstractLeaseSource implements LeaseSource {
+  final DefaultLockClient client;
+  final LockOps ops;
+  final String name;
+  final LockOptions options;
+
+  AbstractLeaseSource(DefaultLockClient client, LockOps ops, String name, LockOptions options) {
+    this.client = client;
+    this.ops = ops;
+    this.name = name;
+    this.options = options;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public LockOptions options() {
+    return options;
+  }
+
+  // ---------------------------------------------------------------- lease view
+
+  @Override
+  public Lease acquire() throws InterruptedException {
+    return await(start(Long.MAX_VALUE, null, null), true).orElseThrow(); // an unbounded wait only ends granted
+  }
+
+  @Override
+  public Lease acquire(Duration wait) throws InterruptedException {
+    return await(start(waitNanos(wait), null, null), true)
+        .orElseThrow(() -> new AcquireTimeoutException(name, wait));
+  }
+
+  @Override
+  public Optional<Lease> tryAcquire() {
+    try {
+      return await(start(0, null, null), false).map(l -> l);
+    } catch (InterruptedException impossible) {
+      throw new AssertionError(impossible);
+    }
+  }
+
+  @Override
+  public Optional<Lease> tryAcquire(Duration wait) throws InterruptedException {
+    return await(start(waitNanos(wait), null, null), true).map(l -> l);
+  }
+
+  @Override
+  public CompletionStage<Lease> acquireAsync(Duration wait) {
+    long nanos = waitNanos(wait);
+    return linked(start(nanos, null, null), lease -> lease.orElseThrow(() -> new AcquireTimeoutException(name, wait)));
+  }
+
+  @Override
+  public CompletionStage<Optional<Lease>> tryAcquireAsync(Duration wait) {
+    return linked(start(waitNanos(wait), null, null), lease -> lease.map(l -> l));
+  }
+
+  static long waitNanos(Duration wait) {
+    Objects.requireNonNull(wait, "wait");
+    if (wait.isNegative()) {
+      throw new IllegalArgumentException("wait must not be negative, was " + wait);
+    }
+    try {
+      return wait.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  /**
+   * Starts an acquisition of this lock.
+   *
+   * @param key the Lock view's thread hold, or null for the lease view
+   * @param owner the owner id to acquire as, or null for a new owner
+   */
+  final CompletableFuture<Optional<DefaultLease>> start(long waitNanos, DefaultLockClient.HoldKey key,
+      String owner) {
+    beforeAcquire();
+    return client.startAcquisition(ops, name, options, waitNanos, key, owner).result;
+  }
+
+  /** Checks made before every acquisition; may throw to refuse it. */
+  void beforeAcquire() {
+  }
+
+  /**
+   * Blocks for an acquisition. An interrupt (if {@code interruptible}) cancels it — a grant racing
+   * with the cancellation is given back — and is rethrown; otherwise it is restored on return.
+   */
+  final Optional<DefaultLease> await(CompletableFuture<Optional<DefaultLease>> result,
+      boolean interruptible) throws InterruptedException {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return result.get();
+        } catch (InterruptedException e) {
+          if (interruptible) {
+            if (!result.cancel(false)) {
+              giveBackIfGranted(result); // granted between the interrupt and the cancel
+            }
+            throw e;
+          }
+          interrupted = true;
+        } catch (ExecutionException e) {
+          throw Futures.unwrap(e.getCause());
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * Maps an acquisition's result for the async view, completing off the backend's I/O threads so that
+   * dependent stages may block (release the lease, call the lock again) without stalling the client;
+   * cancelling the returned future cancels the acquisition.
+   */
+  private <T> CompletableFuture<T> linked(CompletableFuture<Optional<DefaultLease>> source,
+      java.util.function.Function<Optional<DefaultLease>, T> mapping) {
+    CompletableFuture<T> out = new CompletableFuture<>();
+    source.whenCompleteAsync((lease, failure) -> {
+      if (failure != null) {
+        out.completeExceptionally(failure instanceof CancellationException ? failure : Futures.unwrap(failure));
+        return;
+      }
+      boolean delivered;
+      try {
+        delivered = out.complete(mapping.apply(lease));
+      } catch (RuntimeException e) {
+        delivered = out.completeExceptionally(e);
+      }
+      if (!delivered) {
+        lease.ifPresent(client::giveBack); // the caller gave up first (cancel, orTimeout, …)
+      }
+    }, ForkJoinPool.commonPool());
+    out.whenComplete((v, failure) -> {
+      if (failure != null) {
+        source.cancel(false); // no-op once the source completed; then the handler above gives back
+      }
+    });
+    return out;
+  }
+
+  private void giveBackIfGranted(CompletableFuture<Optional<DefaultLease>> result) {
+    if (result.isDone() && !result.isCompletedExceptionally()) {
+      result.join().ifPresent(client::giveBack);
+    }
+  }
+}
