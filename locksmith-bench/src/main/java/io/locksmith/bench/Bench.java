@@ -89,6 +89,9 @@ public final class Bench {
     for (String peer : s.against()) {
       switch (peer) {
         case "raw" -> add.accept(new RawLettuceImpl(uri), List.of(uri));
+        case "locksmith-fair" ->
+            add.accept(new LocksmithImpl(peer, RedisLockClient.create(uri), io.locksmith.LockClient::fairLock),
+                List.of(uri));
         case "redisson" -> add.accept(RedissonImpl.lock(uri), List.of(uri));
         case "redisson-fair" -> add.accept(RedissonImpl.fairLock(uri), List.of(uri));
         case "redisson-fenced" -> add.accept(RedissonImpl.fencedLock(uri), List.of(uri));
