@@ -9,6 +9,9 @@ import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
 import io.locksmith.spi.LockBackend;
+import io.locksmith.spi.LockOps;
+import io.locksmith.spi.Primitive;
+import io.locksmith.spi.SemaphoreOps;
 import io.locksmith.spi.RenewRequest;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -21,7 +24,7 @@ import java.util.concurrent.CompletionStage;
 /** One client's view of an {@link InJvmLockServer}. Operations complete before they return. */
 final class InJvmBackend implements LockBackend {
   private static final Capabilities CAPABILITIES =
-      new Capabilities("in-jvm", EnumSet.of(LockKind.EXCLUSIVE), FencingGuarantee.STRICT, true);
+      new Capabilities("in-jvm", EnumSet.allOf(LockKind.class), FencingGuarantee.STRICT, true);
 
   private final InJvmLockServer server;
   private volatile BackendContext context;
@@ -40,13 +43,42 @@ final class InJvmBackend implements LockBackend {
     return CAPABILITIES;
   }
 
+  @Override
+  public LockOps ops(Primitive primitive) {
+    switch (primitive) {
+      case EXCLUSIVE:
+        return this;
+      case FAIR:
+        return new InJvmKindOps(this, InJvmKindTable.Side.FAIR, 0);
+      case READ:
+        return new InJvmKindOps(this, InJvmKindTable.Side.READ, 0);
+      case WRITE:
+        return new InJvmKindOps(this, InJvmKindTable.Side.WRITE, 0);
+      default:
+        throw new AssertionError(primitive);
+    }
+  }
+
+  @Override
+  public SemaphoreOps semaphoreOps(int declaredPermits) {
+    return new InJvmKindOps(this, InJvmKindTable.Side.PERMIT, declaredPermits);
+  }
+
+  InJvmLockServer server() {
+    return server;
+  }
+
+  BackendContext context() {
+    return context;
+  }
+
   /** Namespace and name, separated by a character names cannot contain. */
-  private String key(String name) {
+  String key(String name) {
     return context.namespace() + '\u0000' + name;
   }
 
   /** @return a failed stage while the server is unreachable, else null */
-  private <T> CompletionStage<T> outage(String what) {
+  <T> CompletionStage<T> outage(String what) {
     if (server.reachable()) {
       return null;
     }
@@ -55,13 +87,13 @@ final class InJvmBackend implements LockBackend {
   }
 
   /** Delivers wake-ups outside the server's monitor; one whose waiter is gone goes to the next waiter. */
-  private void deliver(List<InJvmLockServer.Wake> wakes) {
+  void deliver(List<InJvmLockServer.Wake> wakes) {
     ArrayDeque<InJvmLockServer.Wake> pending = new ArrayDeque<>(wakes);
     while (!pending.isEmpty()) {
       InJvmLockServer.Wake wake = pending.poll();
       if (!wake.deliver()) {
         List<InJvmLockServer.Wake> next = new ArrayList<>(1);
-        server.passWakeup(wake.key(), next);
+        wake.source().passWakeup(wake.key(), next);
         pending.addAll(next);
       }
     }
@@ -145,6 +177,7 @@ final class InJvmBackend implements LockBackend {
     BackendContext c = context;
     if (c != null) {
       server.dropWaiters(c.wakeups());
+      server.kinds.dropWaiters(c.wakeups());
     }
   }
 }

@@ -25,6 +25,10 @@ import java.util.concurrent.TimeUnit;
  * one registered waiter, and fencing tokens come from one counter, so they are strictly increasing
  * ({@link io.locksmith.FencingGuarantee#STRICT}).
  *
+ * <p>It offers every {@link io.locksmith.LockKind}: the fair lock queues waiters in arrival order (a
+ * place not refreshed for 2 s expires), the read-write lock prefers writers, and a semaphore stores the
+ * first declared permit count.
+ *
  * <p>Useful for an application's unit tests (no server to start) and as the reference the TCK runs
  * against. Thread-safe: every operation is atomic under the server's monitor; wake-ups are delivered
  * after it is released.
@@ -33,6 +37,8 @@ public final class InJvmLockServer {
   private final Ticker clock;
   private final Map<String, Entry> locks = new HashMap<>();
   private final Map<String, LinkedHashMap<String, WakeupSink>> waiters = new HashMap<>();
+  /** The other lock kinds, with their own monitor. */
+  final InJvmKindTable kinds;
   private long lastToken;
   private volatile boolean reachable = true;
 
@@ -47,6 +53,7 @@ public final class InJvmLockServer {
    */
   public InJvmLockServer(Ticker clock) {
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.kinds = new InJvmKindTable(clock);
   }
 
   /**
@@ -88,8 +95,14 @@ public final class InJvmLockServer {
     long expiresAt;
   }
 
-  /** A wake-up to deliver once the monitor is released. */
-  record Wake(WakeupSink sink, String key, String name, String waiterId) {
+  /** Passes a wake-up on in the table it came from. */
+  @FunctionalInterface
+  interface WakeSource {
+    void passWakeup(String key, List<Wake> wakes);
+  }
+
+  /** A wake-up to deliver once the monitor is released; {@code source} passes it on if unused. */
+  record Wake(WakeupSink sink, String key, String name, String waiterId, WakeSource source) {
     /** @return whether a waiter took it */
     boolean deliver() {
       return sink.wake(name, waiterId);
@@ -228,7 +241,8 @@ public final class InJvmLockServer {
     if (it.hasNext()) {
       Map.Entry<String, WakeupSink> first = it.next();
       it.remove();
-      wakes.add(new Wake(first.getValue(), key, key.substring(key.indexOf('\u0000') + 1), first.getKey()));
+      wakes.add(new Wake(first.getValue(), key, key.substring(key.indexOf('\u0000') + 1), first.getKey(),
+          this::passWakeup));
     }
     if (queue.isEmpty()) {
       waiters.remove(key);
