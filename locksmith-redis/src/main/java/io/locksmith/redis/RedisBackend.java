@@ -65,7 +65,7 @@ import org.slf4j.LoggerFactory;
 final class RedisBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(RedisBackend.class);
   private static final Capabilities CAPABILITIES = new Capabilities("redis",
-      EnumSet.of(LockKind.EXCLUSIVE), FencingGuarantee.CLOCK_FLOORED, true);
+      EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR), FencingGuarantee.CLOCK_FLOORED, true);
   /** Keys per renewal script call: keeps one call short on the server's single thread. */
   private static final int RENEW_CHUNK = 256;
   /** Wake-up message tag of the exclusive lock's waiters; see {@link #onWakeMessage}. */
@@ -96,6 +96,8 @@ final class RedisBackend implements LockBackend {
   private final long waiterRecheckMillis;
   private final long fenceRetentionMillis;
   private final TokenRule tokenRule;
+  /** The fair lock's operations over this backend's connections. */
+  final RedisFairLock fair;
   /** Replicas that must confirm a grant (0: do not ask), how long to wait, and whether it is required. */
   private int replicaAcks;
   private long replicaAckTimeoutMillis;
@@ -131,6 +133,7 @@ final class RedisBackend implements LockBackend {
     this.fenceRetentionMillis = fenceRetention.toMillis();
     this.tokenRule = tokenRule;
     this.sharedResources = sharedResources;
+    this.fair = new RedisFairLock(this, waiterRecheck, fenceRetention);
   }
 
   /** Connects, loads the scripts and subscribes, or fails: one node is all there is. */
@@ -312,6 +315,8 @@ final class RedisBackend implements LockBackend {
     switch (tag) {
       case EXCLUSIVE_TAG:
         return this;
+      case RedisFairLock.TAG:
+        return fair;
       default:
         return null;
     }
@@ -322,6 +327,8 @@ final class RedisBackend implements LockBackend {
     switch (primitive) {
       case EXCLUSIVE:
         return this;
+      case FAIR:
+        return fair;
       default:
         throw new UnsupportedOperationException("Redis does not offer " + primitive + " locks yet");
     }

@@ -30,6 +30,27 @@ final class RedisKeys {
     return lockKey + ":fence";
   }
 
+  // ------------------------------------------------------------------ fair lock
+  // <ns>:fair:{<name>} (hash, like the exclusive lock's) with :queue, :places and :fence beside it,
+  // under the same hash tag as lock(name), so one slot holds the whole fair lock.
+
+  String fairLock(String name) {
+    return lockPrefix.substring(0, lockPrefix.length() - "lock:".length()) + "fair:"
+        + lock(name).substring(lockPrefix.length());
+  }
+
+  static String fairQueue(String fairLockKey) {
+    return fairLockKey + ":queue";
+  }
+
+  static String fairPlaces(String fairLockKey) {
+    return fairLockKey + ":places";
+  }
+
+  static String fairFence(String fairLockKey) {
+    return fairLockKey + ":fence";
+  }
+
   String channelPrefix() {
     return channelPrefix;
   }

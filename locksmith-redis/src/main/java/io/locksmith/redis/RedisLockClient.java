@@ -26,6 +26,10 @@ import java.util.StringJoiner;
  * lease would run out, or after {@link Builder#waiterRecheck(Duration)}, whichever is sooner, so a lost
  * message or a waiter that died in the queue costs at most that long.
  *
+ * <p><b>Fair lock.</b> {@link #fairLock(String)} grants in order of arrival at the server: waiters are
+ * queued by server time, a release wakes only the first, and a waiter that dies in the queue loses its
+ * place after {@link Builder#fairQueueTimeout(Duration)}. See {@code docs/fair-lock.md}.
+ *
  * <p><b>Fencing tokens</b> are {@code max(last token + 1, server time in µs)}, minted inside the
  * acquire script ({@link io.locksmith.FencingGuarantee#CLOCK_FLOORED}). The counter alone could go
  * backwards if Redis restarts without persistence or fails over to a replica that missed the last
@@ -56,6 +60,8 @@ public final class RedisLockClient extends ForwardingLockClient {
   public static final Duration DEFAULT_WAITER_RECHECK = Duration.ofSeconds(5);
   /** Default retention of a lock name's last fencing token after its last grant, 24 h. */
   public static final Duration DEFAULT_FENCE_RETENTION = Duration.ofHours(24);
+  /** Default time a fair lock waiter's place outlives its last attempt, 5 s. */
+  public static final Duration DEFAULT_FAIR_QUEUE_TIMEOUT = Duration.ofSeconds(5);
 
   private final RedisURI uri;
 
@@ -85,6 +91,7 @@ public final class RedisLockClient extends ForwardingLockClient {
       backend.replicaAcknowledgement(b.replicaAcks, b.replicaAckTimeout,
           b.replicaAckPolicy == ReplicaAckPolicy.REQUIRE);
     }
+    backend.fair.queueTimeout(b.fairQueueTimeout);
     return backend;
   }
 
@@ -132,6 +139,7 @@ public final class RedisLockClient extends ForwardingLockClient {
     private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
     private Duration waiterRecheck = DEFAULT_WAITER_RECHECK;
     private Duration fenceRetention = DEFAULT_FENCE_RETENTION;
+    private Duration fairQueueTimeout = DEFAULT_FAIR_QUEUE_TIMEOUT;
     private ClientOptions options = ClientOptions.defaults();
     private int replicaAcks;
     private Duration replicaAckTimeout;
@@ -193,6 +201,23 @@ public final class RedisLockClient extends ForwardingLockClient {
     }
 
     /**
+     * How long a {@linkplain io.locksmith.LockClient#fairLock(String) fair lock} waiter keeps its place
+     * in the queue after its last attempt. A waiting acquisition re-attempts at least every third of
+     * this, which keeps its place; a waiter that died or gave up without saying so loses its place
+     * when it runs out, so it delays the waiters behind it by at most this long. Shorter means dead
+     * waiters cost less and live ones re-attempt more often; keep it well above the command round
+     * trip (a waiter stalled longer than this, e.g. by a GC pause, goes back to the end of the queue).
+     * Clients of one lock should use the same value.
+     *
+     * @param timeout the place timeout; default 5 s, at least 100 ms
+     * @return this builder
+     */
+    public Builder fairQueueTimeout(Duration timeout) {
+      this.fairQueueTimeout = timeout;
+      return this;
+    }
+
+    /**
      * Opt-in: after each fresh grant, wait until {@code replicas} replicas of the master have it
      * ({@code WAIT}), for at most {@code timeout}. This narrows the window in which a failover to a
      * replica loses the grant; it does not close it (a replica that did not confirm can still be
@@ -238,11 +263,13 @@ public final class RedisLockClient extends ForwardingLockClient {
       Objects.requireNonNull(commandTimeout, "commandTimeout");
       Objects.requireNonNull(waiterRecheck, "waiterRecheck");
       Objects.requireNonNull(fenceRetention, "fenceRetention");
+      Objects.requireNonNull(fairQueueTimeout, "fairQueueTimeout");
       Objects.requireNonNull(options, "options");
       redisUri = parseUri(uri, true);
       atLeast("commandTimeout", commandTimeout, Duration.ofMillis(1));
       atLeast("waiterRecheck", waiterRecheck, Duration.ofMillis(10));
       atLeast("fenceRetention", fenceRetention, Duration.ofSeconds(1));
+      atLeast("fairQueueTimeout", fairQueueTimeout, Duration.ofMillis(100));
       if (replicaAckPolicy != null || replicaAckTimeout != null || replicaAcks != 0) {
         Objects.requireNonNull(replicaAckTimeout, "replica acknowledgement timeout");
         Objects.requireNonNull(replicaAckPolicy, "replica acknowledgement policy");

@@ -16,8 +16,16 @@ final class RedisScript {
   static final RedisScript PASS_WAKEUP = load("pass-wakeup.lua", true);
   static final RedisScript INSPECT = load("inspect.lua", false);
   static final RedisScript RAISE_FENCE = load("raise-fence.lua", false);
+  // the fair lock's scripts; all but the inspection share the fair-queue.lua prelude
+  static final RedisScript FAIR_ACQUIRE = fair("fair-acquire.lua");
+  static final RedisScript FAIR_RELEASE = fair("fair-release.lua");
+  static final RedisScript FAIR_FORCE_UNLOCK = fair("fair-force-unlock.lua");
+  static final RedisScript FAIR_PASS_WAKEUP = fair("fair-pass-wakeup.lua");
+  static final RedisScript FAIR_CANCEL = fair("fair-cancel.lua");
+  static final RedisScript FAIR_INSPECT = new RedisScript("fair-inspect.lua", read("fair-inspect.lua"));
   static final RedisScript[] ALL =
-      {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE};
+      {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
+          FAIR_ACQUIRE, FAIR_RELEASE, FAIR_FORCE_UNLOCK, FAIR_PASS_WAKEUP, FAIR_CANCEL, FAIR_INSPECT};
 
   final String name;
   final String text;
@@ -35,6 +43,10 @@ final class RedisScript {
       text = read("wake-next.lua") + "\n" + text;
     }
     return new RedisScript(resource, text);
+  }
+
+  private static RedisScript fair(String resource) {
+    return new RedisScript(resource, read("fair-queue.lua") + "\n" + read(resource));
   }
 
   private static String read(String resource) {
