@@ -16,8 +16,19 @@ final class RedisScript {
   static final RedisScript PASS_WAKEUP = load("pass-wakeup.lua", true);
   static final RedisScript INSPECT = load("inspect.lua", false);
   static final RedisScript RAISE_FENCE = load("raise-fence.lua", false);
+  // semaphore: each script starts with the wake-up prelude and the semaphore prelude
+  static final RedisScript SEM_ACQUIRE = semaphore("sem-acquire.lua");
+  static final RedisScript SEM_RELEASE = semaphore("sem-release.lua");
+  static final RedisScript SEM_RENEW = semaphore("sem-renew.lua");
+  static final RedisScript SEM_SET_PERMITS = semaphore("sem-set-permits.lua");
+  static final RedisScript SEM_DESCRIBE = semaphore("sem-describe.lua");
+  static final RedisScript SEM_INSPECT = semaphore("sem-inspect.lua");
+  static final RedisScript SEM_FORCE_UNLOCK = semaphore("sem-force-unlock.lua");
+  static final RedisScript SEM_PASS_WAKEUP = semaphore("sem-pass-wakeup.lua");
   static final RedisScript[] ALL =
-      {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE};
+      {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
+          SEM_ACQUIRE, SEM_RELEASE, SEM_RENEW, SEM_SET_PERMITS, SEM_DESCRIBE, SEM_INSPECT, SEM_FORCE_UNLOCK,
+          SEM_PASS_WAKEUP};
 
   final String name;
   final String text;
@@ -35,6 +46,11 @@ final class RedisScript {
       text = read("wake-next.lua") + "\n" + text;
     }
     return new RedisScript(resource, text);
+  }
+
+  private static RedisScript semaphore(String resource) {
+    return new RedisScript(resource, read("wake-next.lua") + "\n" + read("sem-prelude.lua") + "\n"
+        + read(resource));
   }
 
   private static String read(String resource) {
