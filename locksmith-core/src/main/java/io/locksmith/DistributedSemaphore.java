@@ -39,4 +39,15 @@ public interface DistributedSemaphore extends LeaseSource {
    * @throws IllegalStateException if the client is closed
    */
   void setPermits(int permits);
+
+  /**
+   * Drops every permit whoever holds it, for operators clearing permits that dead processes left
+   * behind. Their holders, if alive, find their leases {@link LeaseState#LOST} at the next renewal;
+   * waiters are woken for the freed permits. The stored permit count stays.
+   *
+   * @return whether any permit was dropped
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws IllegalStateException if the client is closed
+   */
+  boolean forceUnlock();
 }

@@ -38,6 +38,12 @@ final class DefaultSemaphore extends AbstractLeaseSource implements DistributedS
   }
 
   @Override
+  public boolean forceUnlock() {
+    client.ensureOpen();
+    return client.forceUnlock(ops, name);
+  }
+
+  @Override
   public String toString() {
     return "DistributedSemaphore[" + name + ", declared " + declaredPermits + " permits, " + options + "]";
   }

@@ -7,7 +7,9 @@ import java.util.concurrent.CompletionStage;
  * The operations of a semaphore. A grant is one permit, held by one owner under its own lease:
  * {@link #acquire} in {@link AcquireMode#NEW} mode takes a permit, {@link #release} returns it,
  * {@link #renew} extends it. A permit whose lease runs out returns by itself. Re-entry does not exist:
- * every permit has its own owner id. Same failure rules as {@link LockOps}.
+ * every permit has its own owner id. Same failure rules as {@link LockOps}. For a semaphore,
+ * {@link #inspect} reports one holder (the backend documents which) with hold count 1, and
+ * {@link #forceUnlock} drops every permit, keeps the stored count and wakes one waiter per permit freed.
  */
 public interface SemaphoreOps extends LockOps {
 

@@ -28,6 +28,7 @@ import io.locksmith.spi.LockBackend;
 import io.locksmith.spi.LockOps;
 import io.locksmith.spi.Primitive;
 import io.locksmith.spi.RenewRequest;
+import io.locksmith.spi.SemaphoreOps;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
@@ -65,11 +66,13 @@ import org.slf4j.LoggerFactory;
 final class RedisBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(RedisBackend.class);
   private static final Capabilities CAPABILITIES = new Capabilities("redis",
-      EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR), FencingGuarantee.CLOCK_FLOORED, true);
+      EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR, LockKind.SEMAPHORE), FencingGuarantee.CLOCK_FLOORED, true);
   /** Keys per renewal script call: keeps one call short on the server's single thread. */
   private static final int RENEW_CHUNK = 256;
   /** Wake-up message tag of the exclusive lock's waiters; see {@link #onWakeMessage}. */
   static final char EXCLUSIVE_TAG = 'x';
+  /** Wake-up message tag of semaphore waiters. */
+  static final char SEMAPHORE_TAG = 's';
   /** Longest pause between two reconnection attempts of a dropped connection. */
   static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
   /** Least time between two attempts to connect a node that could not be reached (Redlock). */
@@ -120,6 +123,8 @@ final class RedisBackend implements LockBackend {
   private final Map<RedisChannelHandler<?, ?>, SocketAddress> connectedTo = new ConcurrentHashMap<>();
   private final AtomicBoolean checkingMaster = new AtomicBoolean();
   private volatile long lastMasterCheck;
+  /** Semaphore operations per declared permit count: one object per count, so renewals batch. */
+  private final Map<Integer, RedisSemaphore> semaphores = new ConcurrentHashMap<>();
 
   RedisBackend(RedisURI uri, Duration commandTimeout, Duration waiterRecheck, Duration fenceRetention) {
     this(uri, commandTimeout, waiterRecheck, fenceRetention, TokenRule.TIME_FLOORED, null);
@@ -317,6 +322,8 @@ final class RedisBackend implements LockBackend {
         return this;
       case RedisFairLock.TAG:
         return fair;
+      case SEMAPHORE_TAG:
+        return semaphoreOps(1); // passing a wake-up reads the stored count, not the declared one
       default:
         return null;
     }
@@ -332,6 +339,12 @@ final class RedisBackend implements LockBackend {
       default:
         throw new UnsupportedOperationException("Redis does not offer " + primitive + " locks yet");
     }
+  }
+
+  @Override
+  public SemaphoreOps semaphoreOps(int declaredPermits) {
+    return semaphores.computeIfAbsent(declaredPermits,
+        n -> new RedisSemaphore(this, n, waiterRecheckMillis, fenceRetentionMillis));
   }
 
   /** The pub/sub channel prefix; a client listens on {@code prefix + clientId}. */

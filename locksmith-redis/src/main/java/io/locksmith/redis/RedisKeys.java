@@ -50,6 +50,27 @@ final class RedisKeys {
   static String fairFence(String fairLockKey) {
     return fairLockKey + ":fence";
   }
+  // ---------------------------------------------------------------- semaphore
+
+  /**
+   * A semaphore's permit count, {@code <ns>:sem:{<name>}}, with the same hash tag as {@link #lock}; the
+   * semaphore's other keys add {@code :holders}, {@code :tokens}, {@code :waiters} and {@code :fence}.
+   */
+  String semaphore(String name) {
+    String lock = lock(name);
+    return lockPrefix.substring(0, lockPrefix.length() - "lock:".length()) + "sem:"
+        + lock.substring(lockPrefix.length());
+  }
+
+  static String semaphoreHolders(String semaphoreKey) {
+    return semaphoreKey + ":holders";
+  }
+
+  static String semaphoreTokens(String semaphoreKey) {
+    return semaphoreKey + ":tokens";
+  }
+
+  // ---------------------------------------------------------------- channels
 
   String channelPrefix() {
     return channelPrefix;

@@ -23,9 +23,20 @@ final class RedisScript {
   static final RedisScript FAIR_PASS_WAKEUP = fair("fair-pass-wakeup.lua");
   static final RedisScript FAIR_CANCEL = fair("fair-cancel.lua");
   static final RedisScript FAIR_INSPECT = new RedisScript("fair-inspect.lua", read("fair-inspect.lua"));
+  // semaphore: each script starts with the wake-up prelude and the semaphore prelude
+  static final RedisScript SEM_ACQUIRE = semaphore("sem-acquire.lua");
+  static final RedisScript SEM_RELEASE = semaphore("sem-release.lua");
+  static final RedisScript SEM_RENEW = semaphore("sem-renew.lua");
+  static final RedisScript SEM_SET_PERMITS = semaphore("sem-set-permits.lua");
+  static final RedisScript SEM_DESCRIBE = semaphore("sem-describe.lua");
+  static final RedisScript SEM_INSPECT = semaphore("sem-inspect.lua");
+  static final RedisScript SEM_FORCE_UNLOCK = semaphore("sem-force-unlock.lua");
+  static final RedisScript SEM_PASS_WAKEUP = semaphore("sem-pass-wakeup.lua");
   static final RedisScript[] ALL =
       {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
-          FAIR_ACQUIRE, FAIR_RELEASE, FAIR_FORCE_UNLOCK, FAIR_PASS_WAKEUP, FAIR_CANCEL, FAIR_INSPECT};
+          FAIR_ACQUIRE, FAIR_RELEASE, FAIR_FORCE_UNLOCK, FAIR_PASS_WAKEUP, FAIR_CANCEL, FAIR_INSPECT,
+          SEM_ACQUIRE, SEM_RELEASE, SEM_RENEW, SEM_SET_PERMITS, SEM_DESCRIBE, SEM_INSPECT, SEM_FORCE_UNLOCK,
+          SEM_PASS_WAKEUP};
 
   final String name;
   final String text;
@@ -47,6 +58,11 @@ final class RedisScript {
 
   private static RedisScript fair(String resource) {
     return new RedisScript(resource, read("fair-queue.lua") + "\n" + read(resource));
+  }
+
+  private static RedisScript semaphore(String resource) {
+    return new RedisScript(resource, read("wake-next.lua") + "\n" + read("sem-prelude.lua") + "\n"
+        + read(resource));
   }
 
   private static String read(String resource) {
