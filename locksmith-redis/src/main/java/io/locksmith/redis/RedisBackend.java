@@ -9,7 +9,8 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -33,7 +34,9 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -43,6 +46,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -62,6 +66,12 @@ import org.slf4j.LoggerFactory;
  * that hangs (paused process, frozen VM, one-way partition) drops nothing, so Lettuce would stay with
  * it; for that case a command timeout or a {@code READONLY} reply makes this backend ask the sentinels
  * and, if they name another node, replace both connections ({@link #checkMaster}).
+ *
+ * <p>On a Redis Cluster ({@link RedisClusterConnections}) Lettuce routes every script by the slot of its
+ * first key (all keys of one lock share a hash tag, so one slot), follows {@code MOVED}/{@code ASK} and
+ * refreshes the slot map. This class adds two things: renewals are batched per slot (a script's keys must
+ * share one), and a {@code TRYAGAIN} reply (a multi-key script on a slot that is being migrated) is
+ * retried with a short backoff within the command timeout instead of failing at once.
  */
 final class RedisBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(RedisBackend.class);
@@ -95,6 +105,9 @@ final class RedisBackend implements LockBackend {
   }
 
   private final RedisURI uri;
+  /** Redis Cluster: the seed nodes; null for one master (direct or through Sentinel). */
+  private final List<RedisURI> clusterSeeds;
+  private RedisClusterConnections cluster;
   private final Duration commandTimeout;
   private final long waiterRecheckMillis;
   private final long fenceRetentionMillis;
@@ -115,13 +128,19 @@ final class RedisBackend implements LockBackend {
   // set once connected; null while a lenient node has never been reached
   private volatile StatefulRedisConnection<String, String> connection;
   private volatile StatefulRedisPubSubConnection<String, String> pubsub;
-  private volatile RedisAsyncCommands<String, String> commands;
+  private volatile RedisClusterAsyncCommands<String, String> commands;
   private volatile boolean closed;
   private final AtomicBoolean connecting = new AtomicBoolean();
   private volatile long lastAttempt;
   /** Sentinel: the node each open connection of this client is connected to, as Lettuce reports it. */
   private final Map<RedisChannelHandler<?, ?>, SocketAddress> connectedTo = new ConcurrentHashMap<>();
   private final AtomicBoolean checkingMaster = new AtomicBoolean();
+  /**
+   * Waiters this client registered on the server and has not seen granted or cancelled, waiter id to lock
+   * name: after the pub/sub connection subscribes again (it had dropped, so messages may have been lost)
+   * each of them re-checks once instead of waiting for its backstop.
+   */
+  private final Map<String, String> registeredWaiters = new ConcurrentHashMap<>();
   private volatile long lastMasterCheck;
   /** Semaphore operations per declared permit count: one object per count, so renewals batch. */
   private final Map<Integer, RedisSemaphore> semaphores = new ConcurrentHashMap<>();
@@ -130,9 +149,21 @@ final class RedisBackend implements LockBackend {
     this(uri, commandTimeout, waiterRecheck, fenceRetention, TokenRule.TIME_FLOORED, null);
   }
 
+  /** A backend on a Redis Cluster, found through {@code seeds} (any one that answers is enough). */
+  RedisBackend(List<RedisURI> seeds, Duration commandTimeout, Duration waiterRecheck, Duration fenceRetention) {
+    this(seeds.get(0), List.copyOf(seeds), commandTimeout, waiterRecheck, fenceRetention, TokenRule.TIME_FLOORED,
+        null);
+  }
+
   RedisBackend(RedisURI uri, Duration commandTimeout, Duration waiterRecheck, Duration fenceRetention,
       TokenRule tokenRule, ClientResources sharedResources) {
+    this(uri, null, commandTimeout, waiterRecheck, fenceRetention, tokenRule, sharedResources);
+  }
+
+  private RedisBackend(RedisURI uri, List<RedisURI> clusterSeeds, Duration commandTimeout,
+      Duration waiterRecheck, Duration fenceRetention, TokenRule tokenRule, ClientResources sharedResources) {
     this.uri = uri;
+    this.clusterSeeds = clusterSeeds;
     this.commandTimeout = commandTimeout;
     this.waiterRecheckMillis = waiterRecheck.toMillis();
     this.fenceRetentionMillis = fenceRetention.toMillis();
@@ -144,19 +175,20 @@ final class RedisBackend implements LockBackend {
   /** Connects, loads the scripts and subscribes, or fails: one node is all there is. */
   @Override
   public void open(BackendContext context) {
-    // connect, load scripts, subscribe: three steps each bounded by the command timeout; through
-    // Sentinel each of the two connects is two steps (ask a sentinel, then connect to the master)
-    int steps = RedisLockClient.isSentinel(uri) ? 5 : 3;
+    // connect, load scripts, subscribe: three steps each bounded by the command timeout;
+    // through Sentinel each of the two connects is two steps (ask a sentinel, then connect to the master);
+    // on a Cluster: slot map, connect, scripts, pub/sub slot map and connect, subscribe
+    int steps = clusterSeeds != null ? 6 : RedisLockClient.isSentinel(uri) ? 5 : 3;
     try {
       openAsync(context).get(commandTimeout.toMillis() * steps + 1000, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       close();
       Thread.currentThread().interrupt();
       throw new BackendUnavailableException("interrupted while connecting to "
-          + RedisLockClient.describe(uri), e);
+          + description(), e);
     } catch (ExecutionException | TimeoutException | RuntimeException e) {
       close();
-      throw RedisExceptions.translate(e, "connect to " + RedisLockClient.describe(uri)
+      throw RedisExceptions.translate(e, "connect to " + description()
           + " within " + commandTimeout.toMillis() + " ms");
     }
   }
@@ -179,6 +211,11 @@ final class RedisBackend implements LockBackend {
         : DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2)
             .reconnectDelay(Delay.exponential(Duration.ZERO, MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS))
             .build();
+    if (clusterSeeds != null) {
+      cluster = new RedisClusterConnections(clusterSeeds, commandTimeout, resources);
+      connecting.set(true);
+      return connect();
+    }
     client = RedisClient.create(resources, uri);
     client.setOptions(io.lettuce.core.ClientOptions.builder()
         .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
@@ -208,6 +245,14 @@ final class RedisBackend implements LockBackend {
   private CompletableFuture<Void> connect() {
     lastAttempt = System.nanoTime();
     String channel = channelPrefix + context.clientId();
+    if (cluster != null) {
+      return cluster.connect(channel, wakeListener()).thenAccept(c -> {
+        commands = c;
+        if (closed) {
+          cluster.close();
+        }
+      }).whenComplete((v, f) -> connecting.set(false));
+    }
     List<AutoCloseable> opened = new ArrayList<>();
     CompletableFuture<StatefulRedisConnection<String, String>> first;
     try {
@@ -233,12 +278,7 @@ final class RedisBackend implements LockBackend {
               .thenCompose(ps -> {
                 opened.add(ps);
                 ps.setTimeout(commandTimeout);
-                ps.addListener(new RedisPubSubAdapter<>() {
-                  @Override
-                  public void message(String ch, String message) {
-                    onWakeMessage(ch, message);
-                  }
-                });
+                ps.addListener(wakeListener());
                 return ps.async().subscribe(channel).toCompletableFuture().thenAccept(v -> {
                   StatefulRedisPubSubConnection<String, String> replacedPubsub = pubsub;
                   StatefulRedisConnection<String, String> replaced = connection;
@@ -271,9 +311,41 @@ final class RedisBackend implements LockBackend {
     });
   }
 
+  /** Routes the messages of a pub/sub connection to {@link #onWakeMessage}. */
+  private RedisPubSubAdapter<String, String> wakeListener() {
+    return new RedisPubSubAdapter<>() {
+      @Override
+      public void message(String channel, String message) {
+        onWakeMessage(channel, message);
+      }
+
+      @Override
+      public void smessage(String shardChannel, String message) {
+        onWakeMessage(shardChannel, message);
+      }
+
+      @Override
+      public void subscribed(String channel, long count) {
+        onSubscribed();
+      }
+    };
+  }
+
+  /**
+   * The wake-up channel is subscribed: at connect (nobody waits yet) or again after the pub/sub connection
+   * dropped and came back, possibly on another node. A release published meanwhile went unheard, so every
+   * registered waiter of this client re-checks now rather than at its backstop. Runs on a Lettuce I/O thread.
+   */
+  private void onSubscribed() {
+    if (!registeredWaiters.isEmpty()) {
+      log.debug("wake-up channel subscribed again; {} waiter(s) re-check", registeredWaiters.size());
+      registeredWaiters.forEach((waiterId, name) -> context.wakeups().wake(name, waiterId));
+    }
+  }
+
   /** The command interface, or a reason to fail fast (and a reconnect attempt) if never connected. */
-  RedisAsyncCommands<String, String> commands(String what) {
-    RedisAsyncCommands<String, String> c = commands;
+  RedisClusterAsyncCommands<String, String> commands(String what) {
+    RedisClusterAsyncCommands<String, String> c = commands;
     if (c != null) {
       return c;
     }
@@ -287,7 +359,7 @@ final class RedisBackend implements LockBackend {
         }
       });
     }
-    throw new BackendUnavailableException("Redis " + RedisLockClient.describe(uri)
+    throw new BackendUnavailableException("Redis " + description()
         + " is not connected, could not " + what);
   }
 
@@ -357,17 +429,28 @@ final class RedisBackend implements LockBackend {
     return keys;
   }
 
-  /** Runs a script by digest; reloads it with EVAL once if the server's script cache lost it. */
+  /**
+   * Runs a script by digest; reloads it with EVAL once if the server's script cache lost it. On a Cluster,
+   * a {@code TRYAGAIN} reply (the keys' slot is being migrated and not all of them have moved, so the
+   * script was not run) is retried after 5, 10, 20, ... 100 ms for as long as the command timeout allows.
+   */
   <T> CompletionStage<T> run(RedisScript script, ScriptOutputType type, String what,
       String[] scriptKeys, String... args) {
     CompletableFuture<T> out = new CompletableFuture<>();
+    send(script, type, what, scriptKeys, args, out, System.nanoTime() + commandTimeout.toNanos(), 0);
+    return out;
+  }
+
+  private <T> void send(RedisScript script, ScriptOutputType type, String what, String[] scriptKeys,
+      String[] args, CompletableFuture<T> out, long retryDeadline, int attempt) {
     RedisFuture<T> first;
-    RedisAsyncCommands<String, String> commands;
+    RedisClusterAsyncCommands<String, String> commands;
     try {
       commands = commands(what);
       first = commands.evalsha(script.sha, type, scriptKeys, args);
     } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(RedisExceptions.translate(e, what));
+      out.completeExceptionally(RedisExceptions.translate(e, what));
+      return;
     }
     first.whenComplete((value, failure) -> {
       if (failure == null) {
@@ -379,16 +462,31 @@ final class RedisBackend implements LockBackend {
           if (f == null) {
             out.complete(v);
           } else {
-            checkMasterAfter(f);
-            out.completeExceptionally(RedisExceptions.translate(f, what));
+            failed(script, type, what, scriptKeys, args, out, retryDeadline, attempt, f);
           }
         });
       } else {
-        checkMasterAfter(failure);
-        out.completeExceptionally(RedisExceptions.translate(failure, what));
+        failed(script, type, what, scriptKeys, args, out, retryDeadline, attempt, failure);
       }
     });
-    return out;
+  }
+
+  private <T> void failed(RedisScript script, ScriptOutputType type, String what, String[] scriptKeys,
+      String[] args, CompletableFuture<T> out, long retryDeadline, int attempt, Throwable failure) {
+    long delayMillis = Math.min(100, 5L << Math.min(attempt, 5));
+    ClientResources r = resources;
+    if (cluster != null && !closed && r != null && RedisExceptions.isTryAgain(failure)
+        && System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) < retryDeadline) {
+      try {
+        r.eventExecutorGroup().schedule(() -> send(script, type, what, scriptKeys, args, out, retryDeadline,
+            attempt + 1), delayMillis, TimeUnit.MILLISECONDS);
+        return;
+      } catch (RuntimeException e) { // shutting down
+        log.debug("cannot retry after TRYAGAIN: {}", e.toString());
+      }
+    }
+    checkMasterAfter(failure);
+    out.completeExceptionally(RedisExceptions.translate(failure, what));
   }
 
   /**
@@ -471,11 +569,33 @@ final class RedisBackend implements LockBackend {
       AcquireMode mode, String waiterId) {
     CompletionStage<AcquireReply> reply =
         acquireRaw(name, owner, leaseMillis, mode, waiterId).thenApply(RedisBackend::toAcquireReply);
+    if (waiterId != null) {
+      reply = reply.thenApply(r -> {
+        if (r.granted()) {
+          registeredWaiters.remove(waiterId);
+        } else {
+          registeredWaiters.put(waiterId, name);
+        }
+        return r;
+      });
+    }
+    return confirmGrant(this, keys.lock(name), name, owner, mode, reply);
+  }
+
+  /**
+   * With replica acknowledgement configured, has a fresh grant of any lock kind confirmed by the replicas
+   * (see {@link #replicaAcknowledgement}); otherwise returns {@code reply} as it is.
+   *
+   * @param ops the lock kind's operations, whose {@code release} gives the grant back
+   * @param key a key of the lock (its slot's master carried the grant)
+   */
+  CompletionStage<AcquireReply> confirmGrant(LockOps ops, String key, String name, String owner,
+      AcquireMode mode, CompletionStage<AcquireReply> reply) {
     if (replicaAcks == 0 || mode == AcquireMode.REENTER) {
       return reply;
     }
     return reply.thenCompose(r ->
-        r.granted() ? confirmByReplicas(name, owner, r) : CompletableFuture.completedFuture(r));
+        r.granted() ? confirmByReplicas(ops, key, name, owner, r) : CompletableFuture.completedFuture(r));
   }
 
   /** Asks the replicas to acknowledge a fresh grant ({@code WAIT}); see {@link #replicaAcknowledgement}. */
@@ -490,11 +610,15 @@ final class RedisBackend implements LockBackend {
    * connection's writes so far, so the grant is among them. WAIT holds that connection until enough
    * replicas answered or the timeout passed, which delays the other commands pipelined behind it.
    */
-  private CompletionStage<AcquireReply> confirmByReplicas(String name, String owner, AcquireReply grant) {
+  private CompletionStage<AcquireReply> confirmByReplicas(LockOps ops, String key, String name, String owner,
+      AcquireReply grant) {
     CompletableFuture<Long> acks;
     try {
-      acks = commands("wait for replicas").waitForReplication(replicaAcks, replicaAckTimeoutMillis)
-          .toCompletableFuture();
+      // on a Cluster: on the connection to the master of the lock's slot, which carried the grant
+      acks = cluster != null
+          ? cluster.waitForReplicas(key, replicaAcks, replicaAckTimeoutMillis)
+          : commands("wait for replicas").waitForReplication(replicaAcks, replicaAckTimeoutMillis)
+              .toCompletableFuture();
     } catch (RuntimeException e) {
       acks = CompletableFuture.failedFuture(e);
     }
@@ -503,7 +627,7 @@ final class RedisBackend implements LockBackend {
         return CompletableFuture.completedFuture(grant.withReplicasAcknowledged(n));
       }
       // too few copies: give the grant back (and wait for that, so the next attempt cannot be undone)
-      return release(name, owner, true).handle((v, f) -> v).thenCompose(v -> CompletableFuture.failedFuture(
+      return ops.release(name, owner, true).handle((v, f) -> v).thenCompose(v -> CompletableFuture.failedFuture(
           new BackendUnavailableException("lock '" + name + "' was granted by " + description() + " but only "
               + n + " of " + replicaAcks + " required replicas confirmed it within " + replicaAckTimeoutMillis
               + " ms; the grant was released")));
@@ -538,7 +662,7 @@ final class RedisBackend implements LockBackend {
   }
 
   String description() {
-    return RedisLockClient.describe(uri);
+    return clusterSeeds != null ? RedisClusterConnections.describe(clusterSeeds) : RedisLockClient.describe(uri);
   }
 
   static AcquireReply toAcquireReply(List<Object> r) {
@@ -561,36 +685,81 @@ final class RedisBackend implements LockBackend {
     return reply.thenApply(Long::intValue);
   }
 
+  /**
+   * One {@code renew.lua} call per batch of at most {@value #RENEW_CHUNK} keys, all pipelined on the
+   * connection. On one node the batches simply follow the request order; on a Cluster each batch holds
+   * keys of one slot only (a script's keys must share a slot, or the server answers {@code CROSSSLOT}).
+   */
   @Override
   public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
-    List<CompletionStage<List<Object>>> parts = new ArrayList<>();
-    for (int from = 0; from < requests.size(); from += RENEW_CHUNK) {
-      List<RenewRequest> chunk = requests.subList(from, Math.min(requests.size(), from + RENEW_CHUNK));
-      String[] lockKeys = new String[chunk.size()];
-      String[] args = new String[chunk.size() * 2];
-      for (int i = 0; i < chunk.size(); i++) {
-        RenewRequest r = chunk.get(i);
-        lockKeys[i] = keys.lock(r.name());
+    return renewInBatches(RedisScript.RENEW, "lease(s)", requests, r -> new String[] {keys.lock(r.name())});
+  }
+
+  /**
+   * Renews leases of any lock kind: one call of {@code script} per batch, each batch's keys in one slot.
+   * The script takes {@code keysOf(request)} for each request, in order, and ARGV pairs of owner and
+   * lease ms, and answers 1 (extended) or 0 (not owned) per request.
+   *
+   * @param keysOf the script keys of one request, all under its lock's hash tag
+   */
+  CompletionStage<List<Boolean>> renewInBatches(RedisScript script, String what, List<RenewRequest> requests,
+      Function<RenewRequest, String[]> keysOf) {
+    Boolean[] renewed = new Boolean[requests.size()];
+    List<String[]> requestKeys = new ArrayList<>(requests.size());
+    for (RenewRequest r : requests) {
+      requestKeys.add(keysOf.apply(r));
+    }
+    List<CompletableFuture<Void>> parts = new ArrayList<>();
+    for (int[] batch : renewBatches(requestKeys)) {
+      List<String> scriptKeys = new ArrayList<>();
+      String[] args = new String[batch.length * 2];
+      for (int i = 0; i < batch.length; i++) {
+        RenewRequest r = requests.get(batch[i]);
+        scriptKeys.addAll(Arrays.asList(requestKeys.get(batch[i])));
         args[2 * i] = r.owner();
         args[2 * i + 1] = Long.toString(r.leaseMillis());
       }
-      parts.add(run(RedisScript.RENEW, ScriptOutputType.MULTI, "renew " + chunk.size() + " lease(s)",
-          lockKeys, args));
-    }
-    CompletableFuture<List<Boolean>> all = CompletableFuture.completedFuture(new ArrayList<>());
-    for (CompletionStage<List<Object>> part : parts) {
-      all = all.thenCombine(part, (acc, r) -> {
-        for (Object o : r) {
-          acc.add(((Long) o) == 1L);
+      CompletionStage<List<Object>> reply = run(script, ScriptOutputType.MULTI,
+          "renew " + batch.length + " " + what, scriptKeys.toArray(new String[0]), args);
+      parts.add(reply.thenAccept(r -> {
+        for (int i = 0; i < batch.length; i++) {
+          renewed[batch[i]] = ((Long) r.get(i)) == 1L;
         }
-        return acc;
-      });
+      }).toCompletableFuture());
     }
-    return all;
+    return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
+        .thenApply(v -> Arrays.asList(renewed));
+  }
+
+  /** Indexes into the requests, grouped into script calls (see {@link #renewInBatches}). */
+  private List<int[]> renewBatches(List<String[]> requestKeys) {
+    List<int[]> batches = new ArrayList<>();
+    if (cluster == null) {
+      for (int from = 0; from < requestKeys.size(); from += RENEW_CHUNK) {
+        int[] batch = new int[Math.min(requestKeys.size() - from, RENEW_CHUNK)];
+        for (int i = 0; i < batch.length; i++) {
+          batch[i] = from + i;
+        }
+        batches.add(batch);
+      }
+      return batches;
+    }
+    Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+    for (int i = 0; i < requestKeys.size(); i++) {
+      bySlot.computeIfAbsent(SlotHash.getSlot(requestKeys.get(i)[0]), slot -> new ArrayList<>()).add(i);
+    }
+    for (List<Integer> slot : bySlot.values()) {
+      for (int from = 0; from < slot.size(); from += RENEW_CHUNK) {
+        batches.add(slot.subList(from, Math.min(slot.size(), from + RENEW_CHUNK)).stream()
+            .mapToInt(Integer::intValue).toArray());
+      }
+    }
+    return batches;
   }
 
   @Override
   public void cancelWait(String name, String waiterId) {
+    registeredWaiters.remove(waiterId);
     try {
       commands("remove a waiter").zrem(RedisKeys.waiters(keys.lock(name)), waiterId);
     } catch (RuntimeException e) {
@@ -634,6 +803,9 @@ final class RedisBackend implements LockBackend {
     closed = true;
     connectedTo.clear();
     commands = null;
+    if (cluster != null) {
+      cluster.close();
+    }
     try {
       if (pubsub != null) {
         pubsub.close();

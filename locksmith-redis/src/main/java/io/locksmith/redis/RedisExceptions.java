@@ -35,6 +35,15 @@ final class RedisExceptions {
         || (u instanceof RedisCommandExecutionException && String.valueOf(u.getMessage()).startsWith("READONLY"));
   }
 
+  /**
+   * A {@code TRYAGAIN} reply: a multi-key command on a Cluster slot that is being migrated found only
+   * some of its keys; it was not executed and may be sent again.
+   */
+  static boolean isTryAgain(Throwable t) {
+    Throwable u = unwrap(t);
+    return u instanceof RedisCommandExecutionException && String.valueOf(u.getMessage()).startsWith("TRYAGAIN");
+  }
+
   /** Error replies that mean "not now" (loading, busy script, demoted master, failover, cluster down). */
   private static final java.util.List<String> TRANSIENT =
       java.util.List.of("LOADING", "BUSY", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN");

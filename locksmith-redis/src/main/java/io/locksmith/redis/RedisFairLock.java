@@ -38,8 +38,6 @@ import org.slf4j.LoggerFactory;
 final class RedisFairLock implements LockOps {
   /** Wake-up message tag of the fair lock's waiters; see {@link RedisBackend#onWakeMessage}. */
   static final char TAG = 'f';
-  /** Keys per renewal script call: keeps one call short on the server's single thread. */
-  private static final int RENEW_CHUNK = 256;
   private static final Logger log = LoggerFactory.getLogger(RedisFairLock.class);
 
   private final RedisBackend backend;
@@ -78,7 +76,8 @@ final class RedisFairLock implements LockOps {
         owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
         waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
         Long.toString(fenceRetentionMillis), Long.toString(queueTimeoutMillis));
-    return reply.thenApply(RedisBackend::toAcquireReply);
+    return backend.confirmGrant(this, backend.keys().fairLock(name), name, owner, mode,
+        reply.thenApply(RedisBackend::toAcquireReply));
   }
 
   @Override
@@ -92,30 +91,8 @@ final class RedisFairLock implements LockOps {
   /** The exclusive lock's renewal script serves: the fair lock hash has the same owner field. */
   @Override
   public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
-    List<CompletionStage<List<Object>>> parts = new ArrayList<>();
-    for (int from = 0; from < requests.size(); from += RENEW_CHUNK) {
-      List<RenewRequest> chunk = requests.subList(from, Math.min(requests.size(), from + RENEW_CHUNK));
-      String[] lockKeys = new String[chunk.size()];
-      String[] args = new String[chunk.size() * 2];
-      for (int i = 0; i < chunk.size(); i++) {
-        RenewRequest r = chunk.get(i);
-        lockKeys[i] = backend.keys().fairLock(r.name());
-        args[2 * i] = r.owner();
-        args[2 * i + 1] = Long.toString(r.leaseMillis());
-      }
-      parts.add(backend.run(RedisScript.RENEW, ScriptOutputType.MULTI,
-          "renew " + chunk.size() + " fair lease(s)", lockKeys, args));
-    }
-    CompletableFuture<List<Boolean>> all = CompletableFuture.completedFuture(new ArrayList<>());
-    for (CompletionStage<List<Object>> part : parts) {
-      all = all.thenCombine(part, (acc, r) -> {
-        for (Object o : r) {
-          acc.add(((Long) o) == 1L);
-        }
-        return acc;
-      });
-    }
-    return all;
+    return backend.renewInBatches(RedisScript.RENEW, "fair lease(s)", requests,
+        r -> new String[] {backend.keys().fairLock(r.name())});
   }
 
   /**

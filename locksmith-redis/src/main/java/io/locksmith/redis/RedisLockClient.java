@@ -4,12 +4,15 @@ import io.lettuce.core.RedisURI;
 import io.locksmith.ClientOptions;
 import io.locksmith.internal.DefaultLockClient;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.StringJoiner;
 
 /**
- * Locks on one Redis master, through Lettuce: a server you address directly, or the master of a Redis
- * Sentinel deployment that the client finds through the sentinels.
+ * Locks on Redis, through Lettuce: one master you address directly, the master of a Redis Sentinel
+ * deployment that the client finds through the sentinels, or a Redis Cluster
+ * ({@code redis-cluster://host1:port1,host2:port2}).
  *
  * <pre>{@code
  * try (RedisLockClient locks = RedisLockClient.create("redis://localhost:6379")) {
@@ -51,6 +54,13 @@ import java.util.StringJoiner;
  * {@link io.locksmith.LeaseState#LOST}, but until then another client may be granted the same lock.
  * Fence the protected resource.
  *
+ * <p><b>Cluster.</b> With a {@code redis-cluster://} URI the client learns the slot map from the seed
+ * nodes and sends each lock's scripts to the master of the lock's slot (all keys of one lock share a hash
+ * tag, so locks spread over the masters by name). Lettuce follows {@code MOVED} and {@code ASK} and
+ * refreshes the slot map periodically and after redirects or lost nodes; renewals are batched per slot.
+ * Wake-ups use classic pub/sub, which a cluster broadcasts to every node. A failover can lose a grant the
+ * promoted replica had not received, exactly as with Sentinel: fence the protected resource.
+ *
  * <p>Thread-safe; create one per application and close it at shutdown.
  */
 public final class RedisLockClient extends ForwardingLockClient {
@@ -63,30 +73,34 @@ public final class RedisLockClient extends ForwardingLockClient {
   /** Default time a fair lock waiter's place outlives its last attempt, 5 s. */
   public static final Duration DEFAULT_FAIR_QUEUE_TIMEOUT = Duration.ofSeconds(5);
 
-  private final RedisURI uri;
+  private final String description;
 
   private RedisLockClient(Builder b) {
     super(new DefaultLockClient(backend(b), b.options));
-    this.uri = b.redisUri;
+    this.description = b.clusterSeeds != null ? RedisClusterConnections.describe(b.clusterSeeds)
+        : describe(b.redisUri);
   }
 
   /**
    * Connects with default options.
    *
-   * @param uri {@code redis://[user:password@]host[:port][/db]}, {@code rediss://…} for TLS, or a
-   *     Sentinel URI (see {@link Builder#uri(String)})
+   * @param uri {@code redis://[user:password@]host[:port][/db]}, {@code rediss://…} for TLS, a
+   *     Sentinel URI or a Cluster URI (see {@link Builder#uri(String)})
    * @return a connected client
    * @throws NullPointerException if {@code uri} is null
-   * @throws IllegalArgumentException if {@code uri} is not a Redis or Redis Sentinel URI
+   * @throws IllegalArgumentException if {@code uri} is not a Redis, Redis Sentinel or Redis Cluster URI
    * @throws io.locksmith.BackendUnavailableException if the server cannot be reached within the
-   *     command timeout
+   *     command timeout (on a Cluster: if no seed node answers)
+   * @throws io.locksmith.LockException if the server refuses the connection, e.g. a wrong password
    */
   public static RedisLockClient create(String uri) {
     return builder().uri(uri).build();
   }
 
   private static RedisBackend backend(Builder b) {
-    RedisBackend backend = new RedisBackend(b.redisUri, b.commandTimeout, b.waiterRecheck, b.fenceRetention);
+    RedisBackend backend = b.clusterSeeds != null
+        ? new RedisBackend(b.clusterSeeds, b.commandTimeout, b.waiterRecheck, b.fenceRetention)
+        : new RedisBackend(b.redisUri, b.commandTimeout, b.waiterRecheck, b.fenceRetention);
     if (b.replicaAcks > 0) {
       backend.replicaAcknowledgement(b.replicaAcks, b.replicaAckTimeout,
           b.replicaAckPolicy == ReplicaAckPolicy.REQUIRE);
@@ -101,12 +115,13 @@ public final class RedisLockClient extends ForwardingLockClient {
   }
 
   /**
-   * @return the server address without credentials, e.g. {@code redis://host:6379/2}, or for Sentinel
+   * @return the server address without credentials, e.g. {@code redis://host:6379/2}; for Sentinel
    *     {@code redis-sentinel://s1:26379,s2:26379?sentinelMasterId=mymaster} (the sentinels and the
-   *     master name, not the master's current address)
+   *     master name, not the master's current address); for a Cluster
+   *     {@code redis-cluster://h1:7000,h2:7000} (the seed nodes as given, not the current masters)
    */
   public String serverDescription() {
-    return describe(uri);
+    return description;
   }
 
   /** The URI without user or password: safe for logs and exception messages. */
@@ -136,6 +151,7 @@ public final class RedisLockClient extends ForwardingLockClient {
   public static final class Builder {
     private String uri;
     private RedisURI redisUri;
+    private List<RedisURI> clusterSeeds;
     private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
     private Duration waiterRecheck = DEFAULT_WAITER_RECHECK;
     private Duration fenceRetention = DEFAULT_FENCE_RETENTION;
@@ -157,11 +173,16 @@ public final class RedisLockClient extends ForwardingLockClient {
      *       {@code rediss-sentinel://…} for TLS to the sentinels and the master. The hosts are
      *       sentinels (default port 26379); list several so the client can ask another when one is
      *       down.
+     *   <li>{@code redis-cluster://[[user:]password@]host1[:port1][,host2[:port2]…]} for a Redis
+     *       Cluster, or {@code rediss-cluster://…} for TLS to every node. The hosts are seed nodes
+     *       (default port 6379), any of which may be a master or a replica; the client learns the
+     *       others from the first seed that answers. List several so the client can start while one is
+     *       down. No database (a cluster has only database 0) and no query options.
      * </ul>
      *
      * <p>User and password authenticate with the data node (a Redis 6+ ACL user, or {@code
      * requirepass}); in a Sentinel URI they are not sent to the sentinels, which must therefore
-     * accept clients without a password.
+     * accept clients without a password. In a Cluster URI they are used for every node.
      *
      * @param uri the URI, checked by {@link #build()}
      * @return this builder
@@ -252,10 +273,12 @@ public final class RedisLockClient extends ForwardingLockClient {
      *
      * @return a connected client
      * @throws NullPointerException if the URI or a setting is null
-     * @throws IllegalArgumentException if the URI is not a Redis or Redis Sentinel URI (a Sentinel URI
-     *     without {@code sentinelMasterId} included), or a duration is out of range
+     * @throws IllegalArgumentException if the URI is not a Redis, Redis Sentinel or Redis Cluster URI (a
+     *     Sentinel URI without {@code sentinelMasterId}, a Cluster URI with a database, options or an
+     *     empty host included), or a duration is out of range
      * @throws io.locksmith.BackendUnavailableException if the server cannot be reached within the
-     *     command timeout; with Sentinel also if no sentinel answers or none knows the master name
+     *     command timeout; with Sentinel also if no sentinel answers or none knows the master name; on a
+     *     Cluster if no seed node answers
      * @throws io.locksmith.LockException if the server refuses the connection, e.g. a wrong password
      */
     public RedisLockClient build() {
@@ -265,7 +288,13 @@ public final class RedisLockClient extends ForwardingLockClient {
       Objects.requireNonNull(fenceRetention, "fenceRetention");
       Objects.requireNonNull(fairQueueTimeout, "fairQueueTimeout");
       Objects.requireNonNull(options, "options");
-      redisUri = parseUri(uri, true);
+      if (isClusterUri(uri)) {
+        clusterSeeds = parseClusterUri(uri);
+        redisUri = null;
+      } else {
+        redisUri = parseUri(uri, true);
+        clusterSeeds = null;
+      }
       atLeast("commandTimeout", commandTimeout, Duration.ofMillis(1));
       atLeast("waiterRecheck", waiterRecheck, Duration.ofMillis(10));
       atLeast("fenceRetention", fenceRetention, Duration.ofSeconds(1));
@@ -283,7 +312,11 @@ public final class RedisLockClient extends ForwardingLockClient {
               + " must be shorter than the command timeout " + commandTimeout);
         }
       }
-      redisUri.setTimeout(commandTimeout);
+      if (clusterSeeds != null) {
+        clusterSeeds.forEach(seed -> seed.setTimeout(commandTimeout));
+      } else {
+        redisUri.setTimeout(commandTimeout);
+      }
       return new RedisLockClient(this);
     }
   }
@@ -302,8 +335,8 @@ public final class RedisLockClient extends ForwardingLockClient {
     boolean viaSentinel = uri.startsWith("redis-sentinel://") || uri.startsWith("rediss-sentinel://");
     if (!direct && !(sentinel && viaSentinel)) {
       throw new IllegalArgumentException("uri must start with redis:// or rediss://"
-          + (sentinel ? " (or redis-sentinel://, rediss-sentinel://)" : "") + ", was '"
-          + uri.replaceAll("//[^@/]*@", "//***@") + "'");
+          + (sentinel ? " (or redis-sentinel://, rediss-sentinel://, redis-cluster://, rediss-cluster://)" : "")
+          + ", was '" + redact(uri) + "'");
     }
     try {
       // Lettuce rejects a Sentinel URI without sentinelMasterId or with an empty sentinel host
@@ -311,6 +344,57 @@ public final class RedisLockClient extends ForwardingLockClient {
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("not a valid Redis URI: " + e.getMessage(), e);
     }
+  }
+
+  private static final String CLUSTER = "redis-cluster://";
+  private static final String CLUSTER_TLS = "rediss-cluster://";
+  /** {@code host}, {@code host:port}, {@code [ipv6]} or {@code [ipv6]:port}. */
+  private static final java.util.regex.Pattern HOST_PORT =
+      java.util.regex.Pattern.compile("(\\[[0-9A-Fa-f:.]+]|[^:\\[\\]@/?,]+)(:[0-9]{1,5})?");
+
+  static boolean isClusterUri(String uri) {
+    return uri.startsWith(CLUSTER) || uri.startsWith(CLUSTER_TLS);
+  }
+
+  /**
+   * {@code redis[s]-cluster://[[user:]password@]host[:port][,host[:port]…]} into one plain URI per seed
+   * node, each with the credentials and TLS setting.
+   *
+   * @throws IllegalArgumentException if it is not such a URI, names no host, or has a path or query
+   */
+  static List<RedisURI> parseClusterUri(String uri) {
+    boolean tls = uri.startsWith(CLUSTER_TLS);
+    String rest = uri.substring(tls ? CLUSTER_TLS.length() : CLUSTER.length());
+    String credentials = "";
+    int at = rest.lastIndexOf('@');
+    if (at >= 0) {
+      credentials = rest.substring(0, at + 1);
+      rest = rest.substring(at + 1);
+    }
+    if (rest.indexOf('/') >= 0 || rest.indexOf('?') >= 0) {
+      throw new IllegalArgumentException("a Redis Cluster URI lists seed nodes only, without a database or"
+          + " options: '" + redact(uri) + "'");
+    }
+    List<RedisURI> seeds = new ArrayList<>();
+    for (String node : rest.split(",", -1)) {
+      String hostPort = node.trim();
+      if (!HOST_PORT.matcher(hostPort).matches()) {
+        throw new IllegalArgumentException("'" + hostPort + "' is not host[:port] in Redis Cluster URI '"
+            + redact(uri) + "'");
+      }
+      try {
+        seeds.add(RedisURI.create((tls ? "rediss://" : "redis://") + credentials + hostPort));
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException("not a valid Redis Cluster URI '" + redact(uri) + "': "
+            + e.getMessage(), e);
+      }
+    }
+    return seeds;
+  }
+
+  /** The URI with any user and password masked. */
+  private static String redact(String uri) {
+    return uri.replaceAll("//.*@", "//***@");
   }
 
   /** @throws IllegalArgumentException if {@code d} is shorter than {@code min} */

@@ -32,8 +32,6 @@ import org.slf4j.LoggerFactory;
  */
 final class RedisSemaphore implements SemaphoreOps {
   private static final Logger log = LoggerFactory.getLogger(RedisSemaphore.class);
-  /** Leases per renewal script call, as for the exclusive lock. */
-  private static final int RENEW_CHUNK = 256;
 
   private final RedisBackend backend;
   private final int declaredPermits;
@@ -70,13 +68,7 @@ final class RedisSemaphore implements SemaphoreOps {
         owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
         waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
         Long.toString(fenceRetentionMillis), Integer.toString(declaredPermits));
-    return reply.thenApply(r -> {
-      long code = (Long) r.get(0);
-      if (code == 1) {
-        return AcquireReply.granted(Long.parseLong((String) r.get(1)), ((Long) r.get(2)).intValue());
-      }
-      return code == 0 ? AcquireReply.busy((Long) r.get(1)) : AcquireReply.lostHold();
-    });
+    return backend.confirmGrant(this, sem, name, owner, mode, reply.thenApply(RedisBackend::toAcquireReply));
   }
 
   /** Returns the owner's permit; {@code all} makes no difference, a permit has one hold. */
@@ -90,32 +82,10 @@ final class RedisSemaphore implements SemaphoreOps {
 
   @Override
   public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
-    List<CompletionStage<List<Object>>> parts = new ArrayList<>();
-    for (int from = 0; from < requests.size(); from += RENEW_CHUNK) {
-      List<RenewRequest> chunk = requests.subList(from, Math.min(requests.size(), from + RENEW_CHUNK));
-      String[] scriptKeys = new String[chunk.size() * 2];
-      String[] args = new String[chunk.size() * 2];
-      for (int i = 0; i < chunk.size(); i++) {
-        RenewRequest r = chunk.get(i);
-        String sem = backend.keys().semaphore(r.name());
-        scriptKeys[2 * i] = RedisKeys.semaphoreHolders(sem);
-        scriptKeys[2 * i + 1] = RedisKeys.semaphoreTokens(sem);
-        args[2 * i] = r.owner();
-        args[2 * i + 1] = Long.toString(r.leaseMillis());
-      }
-      parts.add(backend.run(RedisScript.SEM_RENEW, ScriptOutputType.MULTI,
-          "renew " + chunk.size() + " permit(s)", scriptKeys, args));
-    }
-    CompletableFuture<List<Boolean>> all = CompletableFuture.completedFuture(new ArrayList<>());
-    for (CompletionStage<List<Object>> part : parts) {
-      all = all.thenCombine(part, (acc, r) -> {
-        for (Object o : r) {
-          acc.add(((Long) o) == 1L);
-        }
-        return acc;
-      });
-    }
-    return all;
+    return backend.renewInBatches(RedisScript.SEM_RENEW, "permit(s)", requests, r -> {
+      String sem = backend.keys().semaphore(r.name());
+      return new String[] {RedisKeys.semaphoreHolders(sem), RedisKeys.semaphoreTokens(sem)};
+    });
   }
 
   @Override

@@ -88,6 +88,27 @@ class RedisReplicaAckTest {
   }
 
   @Test
+  void fairLockAndSemaphoreGrantsAreConfirmedAndGivenBackTheSameWay() throws Exception {
+    try (RedisLockClient locks = client(ReplicaAckPolicy.REQUIRE)) {
+      Lease fair = locks.fairLock("fair-acked").acquire(Duration.ofSeconds(5));
+      Lease permit = locks.semaphore("sem-acked", 1).acquire(Duration.ofSeconds(5));
+      assertThat(fair.replicasAcknowledged()).isEqualTo(OptionalInt.of(2));
+      assertThat(permit.replicasAcknowledged()).isEqualTo(OptionalInt.of(2));
+      fair.release();
+      permit.release();
+      replicas.forEach(RedisServer::pause);
+      assertThatThrownBy(() -> locks.fairLock("fair-unacked").acquire(Duration.ofSeconds(5)))
+          .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("only 0 of 2");
+      assertThatThrownBy(() -> locks.semaphore("sem-unacked", 1).acquire(Duration.ofSeconds(5)))
+          .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("only 0 of 2");
+      assertThat(master.command("EXISTS", "locksmith:fair:{fair-unacked}")).as("fair grant released")
+          .isEqualTo("0");
+      assertThat(master.command("ZCARD", "locksmith:sem:{sem-unacked}:holders")).as("permit returned")
+          .isEqualTo("0");
+    }
+  }
+
+  @Test
   void withoutTheOptionNothingIsAskedOrReported() throws Exception {
     try (RedisLockClient locks = RedisLockClient.create(master.uri())) {
       Lease lease = locks.lock("plain").acquire(Duration.ofSeconds(5));
