@@ -65,7 +65,7 @@ import org.slf4j.LoggerFactory;
 final class RedisBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(RedisBackend.class);
   private static final Capabilities CAPABILITIES = new Capabilities("redis",
-      EnumSet.of(LockKind.EXCLUSIVE), FencingGuarantee.CLOCK_FLOORED, true);
+      EnumSet.of(LockKind.EXCLUSIVE, LockKind.READ_WRITE), FencingGuarantee.CLOCK_FLOORED, true);
   /** Keys per renewal script call: keeps one call short on the server's single thread. */
   private static final int RENEW_CHUNK = 256;
   /** Wake-up message tag of the exclusive lock's waiters; see {@link #onWakeMessage}. */
@@ -118,6 +118,8 @@ final class RedisBackend implements LockBackend {
   private final Map<RedisChannelHandler<?, ?>, SocketAddress> connectedTo = new ConcurrentHashMap<>();
   private final AtomicBoolean checkingMaster = new AtomicBoolean();
   private volatile long lastMasterCheck;
+  /** Both sides of the read-write lock, over this backend's connections. */
+  private final RedisReadWriteOps readWrite = new RedisReadWriteOps(this);
 
   RedisBackend(RedisURI uri, Duration commandTimeout, Duration waiterRecheck, Duration fenceRetention) {
     this(uri, commandTimeout, waiterRecheck, fenceRetention, TokenRule.TIME_FLOORED, null);
@@ -312,6 +314,10 @@ final class RedisBackend implements LockBackend {
     switch (tag) {
       case EXCLUSIVE_TAG:
         return this;
+      case RedisReadWriteOps.READ_TAG:
+        return readWrite.read();
+      case RedisReadWriteOps.WRITE_TAG:
+        return readWrite.write();
       default:
         return null;
     }
@@ -322,6 +328,10 @@ final class RedisBackend implements LockBackend {
     switch (primitive) {
       case EXCLUSIVE:
         return this;
+      case READ:
+        return readWrite.read();
+      case WRITE:
+        return readWrite.write();
       default:
         throw new UnsupportedOperationException("Redis does not offer " + primitive + " locks yet");
     }
@@ -330,6 +340,16 @@ final class RedisBackend implements LockBackend {
   /** The pub/sub channel prefix; a client listens on {@code prefix + clientId}. */
   String channelPrefix() {
     return channelPrefix;
+  }
+
+  /** @return the longest backstop before a registered waiter re-checks, in ms */
+  long waiterRecheckMillis() {
+    return waiterRecheckMillis;
+  }
+
+  /** @return how long a lock's last fencing token is kept after its grant, in ms */
+  long fenceRetentionMillis() {
+    return fenceRetentionMillis;
   }
 
   /** Where this backend's keys live. */

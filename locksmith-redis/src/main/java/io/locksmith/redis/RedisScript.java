@@ -16,8 +16,20 @@ final class RedisScript {
   static final RedisScript PASS_WAKEUP = load("pass-wakeup.lua", true);
   static final RedisScript INSPECT = load("inspect.lua", false);
   static final RedisScript RAISE_FENCE = load("raise-fence.lua", false);
+  // read-write lock (RedisReadWriteOps): each script is rw-prelude.lua + its own text
+  static final RedisScript RW_ACQUIRE_READ = loadWith("rw-prelude.lua", "rw-acquire-read.lua");
+  static final RedisScript RW_ACQUIRE_WRITE = loadWith("rw-prelude.lua", "rw-acquire-write.lua");
+  static final RedisScript RW_RELEASE_READ = loadWith("rw-prelude.lua", "rw-release-read.lua");
+  static final RedisScript RW_RELEASE_WRITE = loadWith("rw-prelude.lua", "rw-release-write.lua");
+  static final RedisScript RW_RENEW_READ = load("rw-renew-read.lua", false);
+  static final RedisScript RW_CANCEL_WAIT = loadWith("rw-prelude.lua", "rw-cancel-wait.lua");
+  static final RedisScript RW_PASS_WAKEUP = loadWith("rw-prelude.lua", "rw-pass-wakeup.lua");
+  static final RedisScript RW_INSPECT = loadWith("rw-prelude.lua", "rw-inspect.lua");
+  static final RedisScript RW_FORCE_UNLOCK = loadWith("rw-prelude.lua", "rw-force-unlock.lua");
   static final RedisScript[] ALL =
-      {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE};
+      {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
+          RW_ACQUIRE_READ, RW_ACQUIRE_WRITE, RW_RELEASE_READ, RW_RELEASE_WRITE, RW_RENEW_READ,
+          RW_CANCEL_WAIT, RW_PASS_WAKEUP, RW_INSPECT, RW_FORCE_UNLOCK};
 
   final String name;
   final String text;
@@ -35,6 +47,11 @@ final class RedisScript {
       text = read("wake-next.lua") + "\n" + text;
     }
     return new RedisScript(resource, text);
+  }
+
+  /** A script with a prelude of shared functions prepended. */
+  private static RedisScript loadWith(String prelude, String resource) {
+    return new RedisScript(resource, read(prelude) + "\n" + read(resource));
   }
 
   private static String read(String resource) {
