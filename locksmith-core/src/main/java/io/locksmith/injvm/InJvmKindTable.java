@@ -67,8 +67,10 @@ final class InJvmKindTable {
     int storedPermits;
     long lastExclusiveToken;
 
+    /** Nothing to keep: a read-write lock keeps its last write token for its next readers. */
     boolean idle() {
-      return exclusive.isEmpty() && shared.isEmpty() && queue.isEmpty() && storedPermits == 0;
+      return exclusive.isEmpty() && shared.isEmpty() && queue.isEmpty() && storedPermits == 0
+          && lastExclusiveToken == 0;
     }
   }
 
@@ -134,8 +136,8 @@ final class InJvmKindTable {
       h.holds = 1;
       h.expiresAt = now + leaseNanos;
       h.token = side == Side.READ ? r.lastExclusiveToken : ++lastToken;
-      if (side.exclusive) {
-        r.lastExclusiveToken = h.token;
+      if (side == Side.WRITE) {
+        r.lastExclusiveToken = h.token; // what the next readers carry
       }
       mine.put(owner, h);
       if (waiterId != null) {
@@ -285,8 +287,10 @@ final class InJvmKindTable {
     }
     Iterator<String> head = r.queue.keySet().iterator();
     boolean wasHead = head.hasNext() && head.next().equals(waiterId);
-    if (r.queue.remove(waiterId) != null && wasHead && side.kind == Kind.FAIR && r.exclusive.isEmpty()) {
-      wakeNext(side, key, r, 0, wakes); // the new head need not wait for its backstop
+    Waiter removed = r.queue.remove(waiterId);
+    // a fair lock's new head, or the readers a leaving writer kept out, need not wait for their backstop
+    if (removed != null && r.exclusive.isEmpty() && ((wasHead && side.kind == Kind.FAIR) || removed.writer())) {
+      wakeNext(side, key, r, 0, wakes);
     }
     forgetIfIdle(side, key, r);
   }

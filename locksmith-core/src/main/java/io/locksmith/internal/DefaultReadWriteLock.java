@@ -73,6 +73,13 @@ final class DefaultReadWriteLock implements DistributedReadWriteLock {
       w.markLost("a downgrade found the write lock no longer held by this owner");
       throw new LeaseLostException(name, "the write lease was lost before it could be downgraded");
     }
+    if (readLease.get().fencingToken() != w.fencingToken()) {
+      // Granted as a fresh read, not a downgrade: the write hold had ended and another writer came in
+      // between, so what this writer wrote may already be overwritten.
+      client.giveBack(readLease.get());
+      w.markLost("a downgrade found another write grant since this one");
+      throw new LeaseLostException(name, "the write lease was lost before it could be downgraded");
+    }
     try {
       w.release();
     } catch (LockException e) {

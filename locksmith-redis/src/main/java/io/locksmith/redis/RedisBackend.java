@@ -76,7 +76,8 @@ import org.slf4j.LoggerFactory;
 final class RedisBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(RedisBackend.class);
   private static final Capabilities CAPABILITIES = new Capabilities("redis",
-      EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR, LockKind.SEMAPHORE), FencingGuarantee.CLOCK_FLOORED, true);
+      EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR, LockKind.SEMAPHORE,
+          LockKind.READ_WRITE), FencingGuarantee.CLOCK_FLOORED, true);
   /** Keys per renewal script call: keeps one call short on the server's single thread. */
   private static final int RENEW_CHUNK = 256;
   /** Wake-up message tag of the exclusive lock's waiters; see {@link #onWakeMessage}. */
@@ -144,6 +145,8 @@ final class RedisBackend implements LockBackend {
   private volatile long lastMasterCheck;
   /** Semaphore operations per declared permit count: one object per count, so renewals batch. */
   private final Map<Integer, RedisSemaphore> semaphores = new ConcurrentHashMap<>();
+  /** Both sides of the read-write lock, over this backend's connections. */
+  private final RedisReadWriteOps readWrite = new RedisReadWriteOps(this);
 
   RedisBackend(RedisURI uri, Duration commandTimeout, Duration waiterRecheck, Duration fenceRetention) {
     this(uri, commandTimeout, waiterRecheck, fenceRetention, TokenRule.TIME_FLOORED, null);
@@ -396,6 +399,10 @@ final class RedisBackend implements LockBackend {
         return fair;
       case SEMAPHORE_TAG:
         return semaphoreOps(1); // passing a wake-up reads the stored count, not the declared one
+      case RedisReadWriteOps.READ_TAG:
+        return readWrite.read();
+      case RedisReadWriteOps.WRITE_TAG:
+        return readWrite.write();
       default:
         return null;
     }
@@ -408,6 +415,10 @@ final class RedisBackend implements LockBackend {
         return this;
       case FAIR:
         return fair;
+      case READ:
+        return readWrite.read();
+      case WRITE:
+        return readWrite.write();
       default:
         throw new UnsupportedOperationException("Redis does not offer " + primitive + " locks yet");
     }
@@ -422,6 +433,16 @@ final class RedisBackend implements LockBackend {
   /** The pub/sub channel prefix; a client listens on {@code prefix + clientId}. */
   String channelPrefix() {
     return channelPrefix;
+  }
+
+  /** @return the longest backstop before a registered waiter re-checks, in ms */
+  long waiterRecheckMillis() {
+    return waiterRecheckMillis;
+  }
+
+  /** @return how long a lock's last fencing token is kept after its grant, in ms */
+  long fenceRetentionMillis() {
+    return fenceRetentionMillis;
   }
 
   /** Where this backend's keys live. */

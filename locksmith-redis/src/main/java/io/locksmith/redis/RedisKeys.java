@@ -72,6 +72,32 @@ final class RedisKeys {
 
   // ---------------------------------------------------------------- channels
 
+  /**
+   * The root of another lock kind's keys: {@code <ns>:<kind>:} followed by the same tag (and, for a name
+   * with braces, the same digest and name) as {@link #lock(String)}, so every key of one lock built on it
+   * lands in the lock's Cluster slot, and kinds never share keys.
+   *
+   * @param kind the kind's key prefix, e.g. {@code "rw"}
+   * @param name the lock name
+   */
+  String tagged(String kind, String name) {
+    String namespaceColon = lockPrefix.substring(0, lockPrefix.length() - "lock:".length());
+    return namespaceColon + kind + ":" + lock(name).substring(lockPrefix.length());
+  }
+
+  // ---- read-write lock (RedisReadWriteOps): all keys of one lock under tagged("rw", name)
+
+  /**
+   * @param name the lock name
+   * @return the keys of read-write lock {@code name}, in the order its scripts take them: writer hash,
+   *     readers zset, reader holds hash, waiting writers, waiting readers, fence, last woken writer
+   */
+  String[] readWrite(String name) {
+    String root = tagged("rw", name);
+    return new String[] {root + ":w", root + ":r", root + ":rh", root + ":wq", root + ":rq",
+        root + ":fence", root + ":woken"};
+  }
+
   String channelPrefix() {
     return channelPrefix;
   }

@@ -32,11 +32,23 @@ final class RedisScript {
   static final RedisScript SEM_INSPECT = semaphore("sem-inspect.lua");
   static final RedisScript SEM_FORCE_UNLOCK = semaphore("sem-force-unlock.lua");
   static final RedisScript SEM_PASS_WAKEUP = semaphore("sem-pass-wakeup.lua");
+  // read-write lock (RedisReadWriteOps): each script is rw-prelude.lua + its own text
+  static final RedisScript RW_ACQUIRE_READ = loadWith("rw-acquire-read.lua", "rw-prelude.lua");
+  static final RedisScript RW_ACQUIRE_WRITE = loadWith("rw-acquire-write.lua", "rw-prelude.lua");
+  static final RedisScript RW_RELEASE_READ = loadWith("rw-release-read.lua", "rw-prelude.lua");
+  static final RedisScript RW_RELEASE_WRITE = loadWith("rw-release-write.lua", "rw-prelude.lua");
+  static final RedisScript RW_RENEW_READ = load("rw-renew-read.lua", false);
+  static final RedisScript RW_CANCEL_WAIT = loadWith("rw-cancel-wait.lua", "rw-prelude.lua");
+  static final RedisScript RW_PASS_WAKEUP = loadWith("rw-pass-wakeup.lua", "rw-prelude.lua");
+  static final RedisScript RW_INSPECT = loadWith("rw-inspect.lua", "rw-prelude.lua");
+  static final RedisScript RW_FORCE_UNLOCK = loadWith("rw-force-unlock.lua", "rw-prelude.lua");
   static final RedisScript[] ALL =
       {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
           FAIR_ACQUIRE, FAIR_RELEASE, FAIR_FORCE_UNLOCK, FAIR_PASS_WAKEUP, FAIR_CANCEL, FAIR_INSPECT,
           SEM_ACQUIRE, SEM_RELEASE, SEM_RENEW, SEM_SET_PERMITS, SEM_DESCRIBE, SEM_INSPECT, SEM_FORCE_UNLOCK,
-          SEM_PASS_WAKEUP};
+          SEM_PASS_WAKEUP,
+          RW_ACQUIRE_READ, RW_ACQUIRE_WRITE, RW_RELEASE_READ, RW_RELEASE_WRITE, RW_RENEW_READ,
+          RW_CANCEL_WAIT, RW_PASS_WAKEUP, RW_INSPECT, RW_FORCE_UNLOCK};
 
   final String name;
   final String text;
@@ -57,12 +69,20 @@ final class RedisScript {
   }
 
   private static RedisScript fair(String resource) {
-    return new RedisScript(resource, read("fair-queue.lua") + "\n" + read(resource));
+    return loadWith(resource, "fair-queue.lua");
   }
 
   private static RedisScript semaphore(String resource) {
-    return new RedisScript(resource, read("wake-next.lua") + "\n" + read("sem-prelude.lua") + "\n"
-        + read(resource));
+    return loadWith(resource, "wake-next.lua", "sem-prelude.lua");
+  }
+
+  /** A script with preludes of shared functions prepended, in order. */
+  private static RedisScript loadWith(String resource, String... preludes) {
+    StringBuilder text = new StringBuilder();
+    for (String prelude : preludes) {
+      text.append(read(prelude)).append('\n');
+    }
+    return new RedisScript(resource, text.append(read(resource)).toString());
   }
 
   private static String read(String resource) {

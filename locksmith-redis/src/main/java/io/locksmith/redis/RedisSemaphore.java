@@ -8,7 +8,6 @@ import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.RenewRequest;
 import io.locksmith.spi.SemaphoreOps;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

@@ -55,6 +55,9 @@ if ARGV[4] ~= '' then
   -- registered in the same atomic step as the refusal: a release after this point wakes us
   local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
   redis.call('ZADD', KEYS[2], now_ms + retry + 2000, ARGV[4])
-  redis.call('PEXPIRE', KEYS[2], retry + 4000)
+  -- only ever extend: another waiter may have registered with a longer deadline
+  if redis.call('PTTL', KEYS[2]) < retry + 4000 then
+    redis.call('PEXPIRE', KEYS[2], retry + 4000)
+  end
 end
 return {0, retry, redis.call('GET', KEYS[3]) or '0'}

@@ -88,18 +88,22 @@ class RedisReplicaAckTest {
   }
 
   @Test
-  void fairLockAndSemaphoreGrantsAreConfirmedAndGivenBackTheSameWay() throws Exception {
+  void grantsOfEveryLockKindAreConfirmedAndGivenBackTheSameWay() throws Exception {
     try (RedisLockClient locks = client(ReplicaAckPolicy.REQUIRE)) {
       Lease fair = locks.fairLock("fair-acked").acquire(Duration.ofSeconds(5));
       Lease permit = locks.semaphore("sem-acked", 1).acquire(Duration.ofSeconds(5));
-      assertThat(fair.replicasAcknowledged()).isEqualTo(OptionalInt.of(2));
-      assertThat(permit.replicasAcknowledged()).isEqualTo(OptionalInt.of(2));
+      Lease write = locks.readWriteLock("rw-acked").writeLock().acquire(Duration.ofSeconds(5));
+      assertThat(List.of(fair, permit, write))
+          .allSatisfy(l -> assertThat(l.replicasAcknowledged()).isEqualTo(OptionalInt.of(2)));
       fair.release();
       permit.release();
+      write.release();
       replicas.forEach(RedisServer::pause);
       assertThatThrownBy(() -> locks.fairLock("fair-unacked").acquire(Duration.ofSeconds(5)))
           .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("only 0 of 2");
       assertThatThrownBy(() -> locks.semaphore("sem-unacked", 1).acquire(Duration.ofSeconds(5)))
+          .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("only 0 of 2");
+      assertThatThrownBy(() -> locks.readWriteLock("rw-unacked").readLock().acquire(Duration.ofSeconds(5)))
           .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("only 0 of 2");
       assertThat(master.command("EXISTS", "locksmith:fair:{fair-unacked}")).as("fair grant released")
           .isEqualTo("0");

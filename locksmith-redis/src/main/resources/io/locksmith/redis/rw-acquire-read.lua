@@ -1,0 +1,57 @@
+-- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] 'n' new | 'r' re-entry only, ARGV[4] waiter id or '',
+-- ARGV[5] longest backstop before a waiter re-checks (ms), ARGV[6] channel prefix, ARGV[7] lock name
+-- Returns {1, token, holds} granted | {0, retry_ms} busy | {-1} re-entry whose hold is gone
+local owner, lease, waiter = ARGV[1], tonumber(ARGV[2]), ARGV[4]
+local now = now_ms()
+expire_readers(now)
+local holds = redis.call('HGET', RH, 'c:' .. owner)
+if holds then
+  -- 'r': re-entry, granted even while writers wait (a holder must not wait for a writer that waits
+  -- for it). 'n': a leftover of an earlier attempt of the same acquisition: one hold again.
+  if ARGV[3] == 'r' then
+    holds = redis.call('HINCRBY', RH, 'c:' .. owner, 1)
+  else
+    redis.call('HSET', RH, 'c:' .. owner, 1)
+    holds = 1
+  end
+  set_reader(owner, now, lease)
+  return {1, redis.call('HGET', RH, 't:' .. owner), holds}
+end
+if ARGV[3] == 'r' then
+  return {-1}
+end
+local retry = tonumber(ARGV[5])
+local writer = redis.call('HGET', W, 'o')
+local token
+if writer == owner then
+  -- downgrade: the writer takes a read hold, whoever waits; it carries the write grant's token
+  token = redis.call('HGET', W, 't')
+elseif writer then
+  local ttl = redis.call('PTTL', W)
+  if ttl >= 0 and ttl < retry then
+    retry = math.max(ttl, 1)
+  end
+elseif writers_wait(now) then
+  -- writer preference; the backstop is the last waiting writer's deadline (if it dies silently)
+  local last = redis.call('ZRANGE', WQ, -1, -1, 'WITHSCORES')
+  retry = math.max(1, math.min(retry, tonumber(last[2]) - now))
+else
+  token = redis.call('GET', FENCE) or '0'
+end
+if token then
+  redis.call('HSET', RH, 'c:' .. owner, 1, 't:' .. owner, token)
+  set_reader(owner, now, lease)
+  if waiter ~= '' then
+    redis.call('ZREM', RQ, waiter)
+  end
+  if not writer then
+    -- readers may enter: pass it on to two more waiting readers, whose grants do the same, so a
+    -- queue of n readers is let in within about log2(n) round trips and without a herd
+    wake_readers(2, now, ARGV[6], ARGV[7])
+  end
+  return {1, token, 1}
+end
+if waiter ~= '' then
+  register(RQ, waiter, now, retry)
+end
+return {0, retry}

@@ -1,0 +1,48 @@
+-- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] 'n' new | 'r' re-entry only, ARGV[4] waiter id or '',
+-- ARGV[5] longest backstop before a waiter re-checks (ms), ARGV[6] fence key TTL (ms)
+-- Returns {1, token, holds} granted | {0, retry_ms} busy | {-1} re-entry whose hold is gone
+local owner, waiter = ARGV[1], ARGV[4]
+local writer = redis.call('HGET', W, 'o')
+if writer == owner then
+  local holds = 1
+  if ARGV[3] == 'r' then
+    holds = redis.call('HINCRBY', W, 'c', 1)
+  else
+    redis.call('HSET', W, 'c', 1)
+  end
+  redis.call('PEXPIRE', W, ARGV[2])
+  return {1, redis.call('HGET', W, 't'), holds}
+end
+if ARGV[3] == 'r' then
+  return {-1}
+end
+local now, time = now_ms()
+local retry = tonumber(ARGV[5])
+if writer then
+  local ttl = redis.call('PTTL', W)
+  if ttl >= 0 and ttl < retry then
+    retry = math.max(ttl, 1)
+  end
+else
+  expire_readers(now)
+  local last = redis.call('ZRANGE', R, -1, -1, 'WITHSCORES')
+  if not last[1] then
+    -- free: token = max(last + 1, server time in µs), as the exclusive lock's (see acquire.lua)
+    local micros = tonumber(time[1]) * 1000000 + tonumber(time[2])
+    local token = string.format('%.0f', math.max(micros, tonumber(redis.call('GET', FENCE) or '0') + 1))
+    redis.call('HSET', W, 'o', owner, 'c', 1, 't', token)
+    redis.call('PEXPIRE', W, ARGV[2])
+    redis.call('SET', FENCE, token, 'PX', ARGV[6])
+    if waiter ~= '' then
+      redis.call('ZREM', WQ, waiter)
+    end
+    redis.call('DEL', WOKEN)
+    return {1, token, 1}
+  end
+  -- readers hold: the backstop is the latest read lease's end
+  retry = math.max(1, math.min(retry, tonumber(last[2]) - now))
+end
+if waiter ~= '' then
+  register(WQ, waiter, now, retry)
+end
+return {0, retry}

@@ -1,0 +1,12 @@
+-- ARGV[1] 'w' a woken writer was gone | 'r' a woken reader was gone, ARGV[2] channel prefix,
+-- ARGV[3] lock name. Wakes whoever may enter now. A gone writer may still be registered (its
+-- cancellation lost): the writer last woken is dropped first, so it is not woken again and again.
+if ARGV[1] == 'w' then
+  local woken = redis.call('GET', WOKEN)
+  if woken then
+    redis.call('ZREM', WQ, woken)
+    redis.call('DEL', WOKEN)
+  end
+end
+wake_next(now_ms(), ARGV[2], ARGV[3])
+return 1

@@ -1,0 +1,379 @@
+package io.locksmith.tck;
+
+import static io.locksmith.tck.Eventually.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
+import io.locksmith.Lease;
+import io.locksmith.LeaseLostException;
+import io.locksmith.LeaseState;
+import io.locksmith.LockClient;
+import io.locksmith.LockOptions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The read-write lock contract. The whole {@link LockClientTck} runs on the write side (an exclusive
+ * lock in its own right), and the cases here check how the two sides relate: shared readers, readers
+ * and writers excluding each other, writer preference, downgrade, refused upgrade, read leases under
+ * renewal and expiry, tokens, inspection and force-unlock of the read side.
+ *
+ * <pre>{@code
+ * class RedisWriteLockTckTest extends WriteLockTck {
+ *   @RegisterExtension static final RedisServerExtension REDIS = new RedisServerExtension();
+ *   @Override protected LockClient newClient() { return RedisLockClient.create(REDIS.server().uri()); }
+ * }
+ * }</pre>
+ */
+public abstract class WriteLockTck extends LockClientTck {
+
+  @Override
+  protected DistributedLock lockUnderTest(LockClient client, String name, LockOptions options) {
+    return client.readWriteLock(name, options).writeLock();
+  }
+
+  /** @return the read-write lock under test with the client's default lease policy */
+  protected final DistributedReadWriteLock rw(LockClient client) {
+    return client.readWriteLock(name());
+  }
+
+  /** @return the read-write lock under test */
+  protected final DistributedReadWriteLock rw(LockClient client, LockOptions options) {
+    return client.readWriteLock(name(), options);
+  }
+
+  /** Waits until a new reader is refused, i.e. a waiting writer has registered; holds nothing after. */
+  private boolean readersAreKeptOut(LockClient client) throws InterruptedException {
+    return eventually(Duration.ofSeconds(5), () -> {
+      Optional<Lease> l = rw(client).readLock().tryAcquire();
+      l.ifPresent(Lease::release);
+      return l.isEmpty();
+    });
+  }
+
+  // ------------------------------------------------------------------ sharing and exclusion
+
+  @Test
+  void manyReadersHoldAtOnceAcrossTwoClientsAndKeepTheWriterOut() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    List<Lease> readers = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      readers.add(rw(i % 2 == 0 ? a : b).readLock().tryAcquire().orElseThrow());
+    }
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    CountDownLatch threadsHold = new CountDownLatch(2);
+    CountDownLatch done = new CountDownLatch(1);
+    List<Thread> threads = new ArrayList<>();
+    for (LockClient c : List.of(a, b)) {
+      Thread t = new Thread(() -> {
+        DistributedLock read = rw(c).readLock();
+        try {
+          read.lock();
+          try {
+            threadsHold.countDown();
+            done.await();
+          } finally {
+            read.unlock();
+          }
+        } catch (Throwable e) {
+          failure.compareAndSet(null, e);
+        }
+      }, "tck-reader-" + threads.size());
+      threads.add(t);
+      t.start();
+    }
+    assertThat(threadsHold.await(10, TimeUnit.SECONDS)).as("Lock-view readers entered too").isTrue();
+    assertThat(rw(a).readLock().inspect()).hasValueSatisfying(info ->
+        assertThat(info.holdCount()).as("read holds").isEqualTo(8));
+    assertThat(rw(b).writeLock().tryAcquire()).as("writer while readers hold").isEmpty();
+    assertThat(rw(b).inspectWriter()).isEmpty();
+    done.countDown();
+    for (Thread t : threads) {
+      t.join(10_000);
+    }
+    assertThat(failure.get()).isNull();
+    readers.forEach(Lease::release);
+    assertThat(rw(a).readLock().inspect()).isEmpty();
+    try (Lease writer = rw(b).writeLock().tryAcquire().orElseThrow()) {
+      assertThat(rw(a).readLock().tryAcquire()).as("reader while a writer holds").isEmpty();
+      assertThat(rw(a).inspectWriter()).hasValueSatisfying(info ->
+          assertThat(info.fencingToken()).isEqualTo(writer.fencingToken()));
+    }
+  }
+
+  @Test
+  void aReaderWaitsForTheWriterAndTheWriterForTheReader() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    LockOptions longLease = LockOptions.watched(Duration.ofSeconds(30));
+    Lease writer = rw(a, longLease).writeLock().acquire();
+    CompletableFuture<Lease> reader = rw(b).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+    assertThat(rw(b).readLock().tryAcquire(Duration.ofMillis(200))).isEmpty();
+    assertThat(reader).isNotDone();
+    writer.release();
+    // far less than the 30 s lease: the reader was woken by the release
+    Lease read = reader.get(5, TimeUnit.SECONDS);
+    assertThat(read.fencingToken()).as("a read carries the latest write's token").isEqualTo(writer.fencingToken());
+
+    Lease longRead = rw(a, longLease).readLock().acquire();
+    read.release();
+    CompletableFuture<Lease> nextWriter = rw(b).writeLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+    assertThat(rw(b).writeLock().tryAcquire(Duration.ofMillis(200))).isEmpty();
+    assertThat(nextWriter).isNotDone();
+    longRead.release();
+    Lease write = nextWriter.get(5, TimeUnit.SECONDS);
+    assertThat(write.fencingToken()).isGreaterThan(writer.fencingToken());
+    write.release();
+  }
+
+  @Test
+  void aWaitingWriterKeepsNewReadersOutButHoldersMayReenter() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    LockClient c = client();
+    DistributedLock holderRead = rw(a).readLock();
+    holderRead.lock();
+    CompletableFuture<Lease> writer = rw(b).writeLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+    assertThat(readersAreKeptOut(c)).as("a new reader is refused once a writer waits").isTrue();
+    assertThat(rw(c).readLock().tryAcquire(Duration.ofMillis(200))).isEmpty();
+    CompletableFuture<Lease> lateReader = rw(c).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+
+    assertThat(holderRead.tryLock()).as("a holder re-enters even though a writer waits").isTrue();
+    assertThat(holderRead.getHoldCount()).isEqualTo(2);
+    holderRead.unlock();
+    assertThat(writer).isNotDone();
+    holderRead.unlock();
+
+    Lease write = writer.get(5, TimeUnit.SECONDS);
+    assertThat(lateReader).as("the late reader waits for the writer").isNotDone();
+    write.release();
+    Lease read = lateReader.get(5, TimeUnit.SECONDS);
+    assertThat(read.fencingToken()).isEqualTo(write.fencingToken());
+    read.release();
+  }
+
+  @Test
+  void aWriterThatGivesUpLetsWaitingReadersIn() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    LockClient c = client();
+    Lease held = rw(a, LockOptions.watched(Duration.ofSeconds(30))).readLock().acquire();
+    CompletableFuture<Optional<Lease>> writer =
+        rw(b).writeLock().tryAcquireAsync(Duration.ofMillis(800)).toCompletableFuture();
+    assertThat(readersAreKeptOut(c)).isTrue();
+    CompletableFuture<Lease> reader = rw(c).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+    assertThat(writer.get(10, TimeUnit.SECONDS)).as("the writer's wait ran out").isEmpty();
+    // the readers kept out by the writer are let in when it leaves, not when their backstop runs out
+    Lease read = reader.get(3, TimeUnit.SECONDS);
+    read.release();
+    held.release();
+  }
+
+  // ------------------------------------------------------------------ downgrade and upgrade
+
+  @Test
+  void downgradeOfAWriteLeaseKeepsWritersOutAndLetsReadersIn() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    DistributedReadWriteLock rw = rw(a);
+    Lease write = rw.writeLock().acquire();
+    CompletableFuture<Lease> waitingWriter = rw(b).writeLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+    assertThat(readersAreKeptOut(b)).isTrue();
+
+    Lease read = rw.downgrade(write);
+    assertThat(write.state()).isEqualTo(LeaseState.RELEASED);
+    assertThat(read.isHeld()).isTrue();
+    assertThat(read.fencingToken()).isEqualTo(write.fencingToken());
+    assertThat(waitingWriter).as("no writer slips in at the downgrade").isNotDone();
+    assertThat(rw(b).inspectWriter()).isEmpty();
+    read.release();
+    Lease next = waitingWriter.get(5, TimeUnit.SECONDS);
+    assertThat(next.fencingToken()).isGreaterThan(write.fencingToken());
+    next.release();
+
+    Lease again = rw.writeLock().acquire();
+    Lease shared = rw.downgrade(again);
+    try (Lease other = rw(b).readLock().tryAcquire().orElseThrow()) {
+      assertThat(other.fencingToken()).isEqualTo(again.fencingToken());
+      assertThat(rw(b).writeLock().tryAcquire()).isEmpty();
+    }
+    shared.release();
+    assertThatThrownBy(() -> rw.downgrade(shared)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> rw.downgrade(again)).isInstanceOf(LeaseLostException.class);
+  }
+
+  @Test
+  void downgradeOfAWriteLeaseThatAnotherWriterFollowedFails() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    DistributedReadWriteLock rw = rw(a, LockOptions.watched(Duration.ofSeconds(30)));
+    Lease write = rw.writeLock().acquire();
+    // an operator removes the hold; the holder does not know yet (its next renewal is seconds away)
+    assertThat(rw(b).writeLock().forceUnlock()).isTrue();
+    Lease other = rw(b).writeLock().acquire(Duration.ofSeconds(5));
+    other.release();
+    assertThat(write.state()).isEqualTo(LeaseState.HELD);
+    assertThatThrownBy(() -> rw.downgrade(write)).isInstanceOf(LeaseLostException.class);
+    assertThat(write.state()).isEqualTo(LeaseState.LOST);
+    // nothing is left held: the read taken for the downgrade was given back
+    Lease next = rw(b).writeLock().acquire(Duration.ofSeconds(5));
+    assertThat(next.fencingToken()).isGreaterThan(other.fencingToken());
+    next.release();
+  }
+
+  @Test
+  void downgradeInTheLockViewKeepsTheReadHold() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    DistributedLock write = rw(a).writeLock();
+    DistributedLock read = rw(a).readLock();
+    write.lock();
+    long token = write.currentThreadLease().orElseThrow().fencingToken();
+    read.lock();
+    assertThat(read.currentThreadLease().orElseThrow().fencingToken()).isEqualTo(token);
+    write.unlock();
+    assertThat(read.isHeldByCurrentThread()).isTrue();
+    try (Lease other = rw(b).readLock().tryAcquire().orElseThrow()) {
+      assertThat(other.isHeld()).as("another reader enters after the downgrade").isTrue();
+    }
+    assertThat(rw(b).writeLock().tryAcquire()).as("a writer cannot").isEmpty();
+    read.unlock();
+    assertThat(rw(b).writeLock().tryAcquire()).as("free after the read unlock").isPresent();
+  }
+
+  @Test
+  void upgradeFailsFastWithIllegalStateException() throws Exception {
+    LockClient a = client();
+    DistributedLock read = rw(a).readLock();
+    DistributedLock write = rw(a).writeLock();
+    read.lock();
+    long start = System.nanoTime();
+    assertThatThrownBy(write::lock).isInstanceOf(IllegalStateException.class).hasMessageContaining("upgrad");
+    assertThatThrownBy(write::tryLock).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> write.tryLock(5, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> write.acquire(Duration.ofSeconds(5))).isInstanceOf(IllegalStateException.class);
+    assertThat(System.nanoTime() - start).as("refused at once, not after a wait")
+        .isLessThan(TimeUnit.SECONDS.toNanos(3));
+    assertThat(read.getHoldCount()).isEqualTo(1);
+    read.unlock();
+    assertThat(write.tryLock()).as("after the read unlock the thread may write").isTrue();
+    write.unlock();
+  }
+
+  // ------------------------------------------------------------------ read leases in time
+
+  @Test
+  void aReadLeaseKeepsWorkingUnderRenewal() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    Lease read = rw(a, LockOptions.watched(SHORT_LEASE)).readLock().acquire();
+    // the writer's bounded wait spans four lease times: renewal must keep the read hold throughout
+    assertThat(rw(b).writeLock().tryAcquire(SHORT_LEASE.multipliedBy(4))).isEmpty();
+    assertThat(read.state()).isEqualTo(LeaseState.HELD);
+    assertThat(read.remainingValidity()).isPositive();
+    assertThat(read.release()).isTrue();
+    assertThat(rw(b).writeLock().tryAcquire()).isPresent();
+  }
+
+  @Test
+  void anExpiredReadLeaseLetsTheWriterIn() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    Lease kept = rw(a, LockOptions.watched(Duration.ofSeconds(30))).readLock().acquire();
+    Lease fixed = rw(a, LockOptions.fixed(SHORT_LEASE)).readLock().acquire();
+    kept.release();
+    long start = System.nanoTime();
+    Lease write = rw(b).writeLock().acquire(Duration.ofSeconds(10));
+    assertThat(System.nanoTime() - start).as("taken only after the read lease ran out")
+        .isGreaterThan(SHORT_LEASE.toNanos() / 2);
+    assertThat(fixed.state()).isEqualTo(LeaseState.LOST);
+    assertThat(fixed.release()).isFalse();
+    assertThat(write.isHeld()).isTrue();
+    write.release();
+  }
+
+  @Test
+  void forceUnlockOfTheReadSideRemovesEveryReaderAndWakesTheWriter() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    LockOptions options = LockOptions.watched(Duration.ofSeconds(30));
+    Lease first = rw(a, options).readLock().acquire();
+    Lease second = rw(b, options).readLock().acquire();
+    // a short watched lease, so that the writer's renewal soon finds the force-unlock at the end
+    CompletableFuture<Lease> writer = rw(b, LockOptions.watched(SHORT_LEASE)).writeLock()
+        .acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+    assertThat(readersAreKeptOut(a)).isTrue();
+    assertThat(rw(a).readLock().forceUnlock()).isTrue();
+    Lease write = writer.get(5, TimeUnit.SECONDS);
+    assertThat(first.release()).as("the reader's hold is gone").isFalse();
+    assertThat(second.release()).isFalse();
+    assertThat(rw(a).readLock().forceUnlock()).as("nothing left to remove").isFalse();
+    assertThat(rw(a).writeLock().forceUnlock()).isTrue();
+    assertThat(eventually(Duration.ofSeconds(5), () -> write.state() == LeaseState.LOST)).isTrue();
+  }
+
+  @Test
+  void readersAndWritersNeverOverlap() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    AtomicInteger readers = new AtomicInteger();
+    AtomicInteger writers = new AtomicInteger();
+    AtomicInteger maxReaders = new AtomicInteger();
+    AtomicReference<String> violation = new AtomicReference<>();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < 6; t++) {
+      LockClient c = t % 2 == 0 ? a : b;
+      boolean writer = t < 2;
+      threads.add(new Thread(() -> {
+        try {
+          for (int i = 0; i < 15; i++) {
+            DistributedReadWriteLock rw = rw(c);
+            if (writer) {
+              try (Lease lease = rw.writeLock().acquire(Duration.ofSeconds(30))) {
+                if (writers.incrementAndGet() != 1 || readers.get() != 0) {
+                  violation.compareAndSet(null, "a writer overlapped another holder");
+                }
+                Thread.yield();
+                writers.decrementAndGet();
+              }
+            } else {
+              DistributedLock read = rw.readLock();
+              read.lock();
+              try {
+                maxReaders.accumulateAndGet(readers.incrementAndGet(), Math::max);
+                if (writers.get() != 0) {
+                  violation.compareAndSet(null, "a reader overlapped a writer");
+                }
+                Thread.yield();
+                readers.decrementAndGet();
+              } finally {
+                read.unlock();
+              }
+            }
+          }
+        } catch (Throwable e) {
+          failure.compareAndSet(null, e);
+        }
+      }, "tck-rw-" + t));
+    }
+    threads.forEach(Thread::start);
+    for (Thread t : threads) {
+      t.join(50_000);
+    }
+    assertThat(failure.get()).isNull();
+    assertThat(violation.get()).isNull();
+    assertThat(maxReaders.get()).isGreaterThanOrEqualTo(1);
+  }
+}
