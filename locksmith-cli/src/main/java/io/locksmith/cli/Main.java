@@ -27,6 +27,10 @@ public final class Main {
       "        [--duration 10s] [--threads N] [--uri redis://...] [--nodes uri,uri,uri,uri,uri] [--json FILE]",
       "        Locksmith and its peers (raw, redisson, redisson-fair, redisson-fenced, spring; default",
       "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given",
+      "  check --backend redis|sentinel|redlock|in-jvm --fault NAME [--fenced|--unfenced] [--clients N]",
+      "        [--duration 30s] [--json FILE] [--html FILE]   |   check --self-test   |   check --help",
+      "        the safety checker: contending clients under an injected fault, checked for overlapping",
+      "        holds, lost updates, token regressions and stale writes (faults and backends: check --help)",
       "  help");
 
   private Main() {}
@@ -51,6 +55,9 @@ public final class Main {
             Set.of("mode", "uri", "threads", "think", "max-run", "items"), Set.of()));
         case "bench" -> BenchCommand.run(new Args(argv, 1,
             Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "json"), Set.of()), out);
+        case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
+            "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
+            "help")), out);
         case "inspect", "unlock" -> operator(argv[0], new Args(argv, 1, Set.of("uri", "namespace"), Set.of()), out);
         default -> throw new Args.UsageException("unknown command '" + argv[0] + "'");
       };

@@ -72,6 +72,22 @@ class MainTest {
   }
 
   @Test
+  void checkListsBackendsAndFaultsAndRejectsUnsupportedCombinationsWithoutStartingAnything() {
+    assertThat(Main.run(new String[] {"check", "--help"}, out, err)).isZero();
+    assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("redis", "sentinel", "redlock", "in-jvm",
+        "pause-holder", "kill-master", "expire-majority", "kill-minority", "--self-test");
+    assertThat(Main.run(new String[] {"check", "--backend", "redis", "--fault", "kill-master"}, out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"check", "--backend", "redis"}, out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"check", "--backend", "etcd", "--fault", "none"}, out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"check", "--backend", "redis", "--fault", "none", "--fenced", "--unfenced"},
+        out, err)).isEqualTo(2);
+    assertThat(errBytes.toString(StandardCharsets.UTF_8))
+        .contains("backend redis does not support fault kill-master; it supports: none, pause-holder")
+        .contains("check needs --backend and --fault").contains("unknown backend 'etcd'")
+        .contains("--fenced and --unfenced exclude each other");
+  }
+
+  @Test
   void anUnreachableServerIsAClearErrorNotAHang() {
     int port;
     try (RedisServer server = RedisServer.start()) {

@@ -1,0 +1,282 @@
+package io.locksmith.check;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What one run does: backend, fault, fenced or not, how many clients in how many child JVMs, how long.
+ * Immutable and thread-safe; made with {@link #builder(CheckBackend, Fault)}, validated by
+ * {@link Builder#build()}.
+ *
+ * <p>Defaults: 4 clients in 2 child JVMs (in-JVM backend: 4 harness threads), 2 lock names, 30 s,
+ * watched leases of 2 s, think time 5–25 ms, acquisition wait 5 s, unfenced.
+ */
+public final class CheckSettings {
+  private final CheckBackend backend;
+  private final Fault fault;
+  private final boolean fenced;
+  private final int clients;
+  private final int processes;
+  private final int locks;
+  private final Duration duration;
+  private final Duration lease;
+  private final boolean watched;
+  private final Duration thinkMin;
+  private final Duration thinkMax;
+  private final Duration acquireWait;
+
+  private CheckSettings(Builder b) {
+    this.backend = b.backend;
+    this.fault = b.fault;
+    this.fenced = b.fenced;
+    this.clients = b.clients;
+    this.processes = b.processes;
+    this.locks = b.locks;
+    this.duration = b.duration;
+    this.lease = b.lease;
+    this.watched = b.watched;
+    this.thinkMin = b.thinkMin;
+    this.thinkMax = b.thinkMax;
+    this.acquireWait = b.acquireWait;
+  }
+
+  /**
+   * @param backend what to check
+   * @param fault what to inject
+   * @return a builder with the defaults
+   * @throws NullPointerException if an argument is null
+   */
+  public static Builder builder(CheckBackend backend, Fault fault) {
+    return new Builder(Objects.requireNonNull(backend, "backend"), Objects.requireNonNull(fault, "fault"));
+  }
+
+  /** @return a builder starting from these settings */
+  public Builder mutate() {
+    Builder b = new Builder(backend, fault);
+    b.fenced = fenced;
+    b.clients = clients;
+    b.processes = processes;
+    b.locks = locks;
+    b.duration = duration;
+    b.lease = lease;
+    b.watched = watched;
+    b.thinkMin = thinkMin;
+    b.thinkMax = thinkMax;
+    b.acquireWait = acquireWait;
+    return b;
+  }
+
+  /** @return the backend */
+  public CheckBackend backend() {
+    return backend;
+  }
+
+  /** @return the fault */
+  public Fault fault() {
+    return fault;
+  }
+
+  /** @return whether the register admits tokens through a {@link io.locksmith.FenceGuard} */
+  public boolean fenced() {
+    return fenced;
+  }
+
+  /** @return the number of contending clients (worker threads in all) */
+  public int clients() {
+    return clients;
+  }
+
+  /** @return the number of child JVMs the clients are spread over (0: harness threads) */
+  public int processes() {
+    return processes;
+  }
+
+  /** @return the number of lock names (and registers) contended for */
+  public int locks() {
+    return locks;
+  }
+
+  /** @return how long clients contend (start-up and shut-down come on top) */
+  public Duration duration() {
+    return duration;
+  }
+
+  /** @return the lease time */
+  public Duration lease() {
+    return lease;
+  }
+
+  /** @return whether leases are watched (renewed) rather than fixed */
+  public boolean watched() {
+    return watched;
+  }
+
+  /** @return the shortest think time between read and write */
+  public Duration thinkMin() {
+    return thinkMin;
+  }
+
+  /** @return the longest ordinary think time between read and write */
+  public Duration thinkMax() {
+    return thinkMax;
+  }
+
+  /** @return how long one acquisition waits */
+  public Duration acquireWait() {
+    return acquireWait;
+  }
+
+  @Override
+  public String toString() {
+    return backend.cliName() + " / " + fault.cliName() + (fenced ? " / fenced" : " / unfenced") + ", " + clients
+        + " clients in " + (processes == 0 ? "the harness" : processes + " JVMs") + ", " + locks + " locks, "
+        + duration.toMillis() + " ms, " + (watched ? "watched " : "fixed ") + lease.toMillis() + " ms leases";
+  }
+
+  /** Builds {@link CheckSettings}; not thread-safe. Everything is validated by {@link #build()}. */
+  public static final class Builder {
+    private final CheckBackend backend;
+    private final Fault fault;
+    private boolean fenced;
+    private int clients = 4;
+    private int processes = 2;
+    private int locks = 2;
+    private Duration duration = Duration.ofSeconds(30);
+    private Duration lease = Duration.ofSeconds(2);
+    private boolean watched = true;
+    private Duration thinkMin = Duration.ofMillis(5);
+    private Duration thinkMax = Duration.ofMillis(25);
+    private Duration acquireWait = Duration.ofSeconds(5);
+
+    private Builder(CheckBackend backend, Fault fault) {
+      this.backend = backend;
+      this.fault = fault;
+    }
+
+    /**
+     * @param fenced whether the register checks fencing tokens
+     * @return this builder
+     */
+    public Builder fenced(boolean fenced) {
+      this.fenced = fenced;
+      return this;
+    }
+
+    /**
+     * @param clients contending clients, 1..64
+     * @return this builder
+     */
+    public Builder clients(int clients) {
+      this.clients = clients;
+      return this;
+    }
+
+    /**
+     * @param processes child JVMs, 2..16 (ignored by the in-JVM backend, which uses harness threads)
+     * @return this builder
+     */
+    public Builder processes(int processes) {
+      this.processes = processes;
+      return this;
+    }
+
+    /**
+     * @param locks lock names contended for, 1..64
+     * @return this builder
+     */
+    public Builder locks(int locks) {
+      this.locks = locks;
+      return this;
+    }
+
+    /**
+     * @param duration contention time, 2 s..24 h
+     * @return this builder
+     */
+    public Builder duration(Duration duration) {
+      this.duration = duration;
+      return this;
+    }
+
+    /**
+     * @param lease lease time, 200 ms..60 s
+     * @param watched renewed while held (true) or fixed (false)
+     * @return this builder
+     */
+    public Builder lease(Duration lease, boolean watched) {
+      this.lease = lease;
+      this.watched = watched;
+      return this;
+    }
+
+    /**
+     * @param min shortest think time, ≥ 0
+     * @param max longest ordinary think time, ≥ min and shorter than the lease
+     * @return this builder
+     */
+    public Builder think(Duration min, Duration max) {
+      this.thinkMin = min;
+      this.thinkMax = max;
+      return this;
+    }
+
+    /**
+     * @param wait how long one acquisition waits, 100 ms..5 min
+     * @return this builder
+     */
+    public Builder acquireWait(Duration wait) {
+      this.acquireWait = wait;
+      return this;
+    }
+
+    /**
+     * @return the settings
+     * @throws NullPointerException if a duration is null
+     * @throws IllegalArgumentException if a value is out of range, or the backend does not support the
+     *     fault (the message lists the faults it does support)
+     */
+    public CheckSettings build() {
+      Objects.requireNonNull(duration, "duration");
+      Objects.requireNonNull(lease, "lease");
+      Objects.requireNonNull(thinkMin, "thinkMin");
+      Objects.requireNonNull(thinkMax, "thinkMax");
+      Objects.requireNonNull(acquireWait, "acquireWait");
+      if (!backend.supportedFaults().contains(fault)) {
+        throw new IllegalArgumentException("backend " + backend.cliName() + " does not support fault "
+            + fault.cliName() + "; it supports: " + backend.supportedFaults().stream().sorted()
+            .map(Fault::cliName).reduce((a, b) -> a + ", " + b).orElse(""));
+      }
+      range("clients", clients, 1, 64);
+      range("locks", locks, 1, 64);
+      if (backend.usesChildProcesses()) {
+        range("processes", processes, 2, 16);
+        if (clients < processes) {
+          throw new IllegalArgumentException("clients (" + clients + ") must be at least processes (" + processes + ")");
+        }
+      }
+      between("duration", duration, Duration.ofSeconds(2), Duration.ofHours(24));
+      between("lease", lease, Duration.ofMillis(200), Duration.ofSeconds(60));
+      between("acquireWait", acquireWait, Duration.ofMillis(100), Duration.ofMinutes(5));
+      if (thinkMin.isNegative() || thinkMax.compareTo(thinkMin) < 0 || thinkMax.compareTo(lease) >= 0) {
+        throw new IllegalArgumentException("think time must satisfy 0 <= min <= max < lease, was " + thinkMin
+            + ".." + thinkMax + " with lease " + lease);
+      }
+      if (!backend.usesChildProcesses()) {
+        processes = 0;
+      }
+      return new CheckSettings(this);
+    }
+
+    private static void range(String what, int value, int min, int max) {
+      if (value < min || value > max) {
+        throw new IllegalArgumentException(what + " must be in " + min + ".." + max + ", was " + value);
+      }
+    }
+
+    private static void between(String what, Duration value, Duration min, Duration max) {
+      if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+        throw new IllegalArgumentException(what + " must be in " + min + ".." + max + ", was " + value);
+      }
+    }
+  }
+}

@@ -1,0 +1,318 @@
+package io.locksmith.check;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The checkers: pure functions from a history (ordered by stamp) to findings. Nothing here looks at
+ * anything but the events, so a hand-built history tests them completely.
+ *
+ * <p><b>Holds are conservative.</b> A hold is counted from its acquisition's completion ({@code
+ * ACQUIRE OK}, stamped after {@code acquire} returned) to the invocation of its release ({@code RELEASE
+ * INVOKE}, stamped before {@code release} is called): the real hold contains this interval, so an
+ * overlap of two such intervals is an overlap of two real holds. A hold whose release was never
+ * invoked (the process was killed or stopped at the end) is counted up to that client's last recorded
+ * event. An acquisition with an indeterminate outcome ({@code INFO}) is not a hold.
+ *
+ * <p><b>"Definitely later".</b> Grant B is definitely later than grant A when B's acquisition was
+ * invoked after A's completed. Token monotonicity and staleness are only judged for such pairs, so
+ * concurrent acquisitions (which only a broken lock produces) never yield a false report.
+ */
+final class Checkers {
+  private Checkers() {}
+
+  /** A counted hold. */
+  record Hold(int id, String client, String lock, long token, long invokeNanos, long startNanos, long endNanos,
+      boolean released) {}
+
+  /** Two holds of one lock that overlap for {@code nanos}. */
+  record Overlap(Hold first, Hold second, long nanos) {}
+
+  /** A grant whose token is not larger than that of a definitely earlier grant. */
+  record Regression(Hold earlier, Hold later) {}
+
+  /** A fault from injection to healing. */
+  record FaultWindow(long startNanos, long endNanos, String detail) {}
+
+  /** Everything the checkers found. */
+  record Findings(int acquisitions, int acquireFailures, int acquireIndeterminate, List<Hold> holds,
+      List<Overlap> overlaps, long maxOverlapNanos, int lostUpdates, List<Regression> regressions,
+      int staleWritesAccepted, int staleWritesRejected, int staleReadsRejected, int writesAccepted,
+      int releasesLost, long maxUnavailableNanos, long maxGapNanos, List<FaultWindow> faults) {}
+
+  static Findings check(List<Event> history, long runEndNanos) {
+    List<Hold> holds = holds(history);
+    List<Overlap> overlaps = overlaps(holds);
+    long maxOverlap = maxOverlapPerHold(overlaps);
+    int acquireFail = 0;
+    int acquireInfo = 0;
+    int staleWritesRejected = 0;
+    int staleReadsRejected = 0;
+    int writesAccepted = 0;
+    int releasesLost = 0;
+    for (Event e : history) {
+      if (e.op() == Event.Op.ACQUIRE && e.type() == Event.Type.FAIL) {
+        acquireFail++;
+      } else if (e.op() == Event.Op.ACQUIRE && e.type() == Event.Type.INFO) {
+        acquireInfo++;
+      } else if (e.op() == Event.Op.WRITE && e.type() == Event.Type.FAIL) {
+        staleWritesRejected++;
+      } else if (e.op() == Event.Op.READ && e.type() == Event.Type.FAIL) {
+        staleReadsRejected++;
+      } else if (e.op() == Event.Op.WRITE && e.type() == Event.Type.OK) {
+        writesAccepted++;
+      } else if (e.op() == Event.Op.RELEASE && e.type() == Event.Type.FAIL) {
+        releasesLost++;
+      }
+    }
+    List<FaultWindow> faults = faultWindows(history, runEndNanos);
+    long[] unavailable = unavailability(holds, faults, runEndNanos);
+    return new Findings(holds.size(), acquireFail, acquireInfo, holds, overlaps, maxOverlap, lostUpdates(history),
+        tokenRegressions(holds), staleWritesAccepted(history, holds), staleWritesRejected, staleReadsRejected,
+        writesAccepted, releasesLost, unavailable[0], unavailable[1], faults);
+  }
+
+  /** Holds per client, from ACQUIRE OK to RELEASE INVOKE (see the class comment). */
+  static List<Hold> holds(List<Event> history) {
+    Map<String, long[]> lastEvent = new HashMap<>();
+    for (Event e : history) {
+      lastEvent.computeIfAbsent(e.client(), c -> new long[1])[0] = e.nanos();
+    }
+    Map<String, Long> lastInvoke = new HashMap<>();
+    Map<String, Event> open = new LinkedHashMap<>();
+    List<Hold> holds = new ArrayList<>();
+    for (Event e : history) {
+      if (e.op() == Event.Op.ACQUIRE && e.type() == Event.Type.INVOKE) {
+        lastInvoke.put(e.client(), e.nanos());
+      } else if (e.op() == Event.Op.ACQUIRE && e.type() == Event.Type.OK) {
+        Event previous = open.put(e.client(), e);
+        if (previous != null) { // a grant without a release in between: count the first up to here
+          holds.add(hold(holds.size(), previous, lastInvoke, e.nanos(), false));
+        }
+      } else if (e.op() == Event.Op.RELEASE && e.type() == Event.Type.INVOKE) {
+        Event start = open.remove(e.client());
+        if (start != null) {
+          holds.add(hold(holds.size(), start, lastInvoke, e.nanos(), true));
+        }
+      }
+    }
+    for (Event start : open.values()) {
+      holds.add(hold(holds.size(), start, lastInvoke, lastEvent.get(start.client())[0], false));
+    }
+    holds.sort(Comparator.comparingLong(Hold::startNanos));
+    List<Hold> numbered = new ArrayList<>(holds.size());
+    for (Hold h : holds) {
+      numbered.add(new Hold(numbered.size(), h.client(), h.lock(), h.token(), h.invokeNanos(), h.startNanos(),
+          h.endNanos(), h.released()));
+    }
+    return numbered;
+  }
+
+  private static Hold hold(int id, Event ok, Map<String, Long> lastInvoke, long end, boolean released) {
+    long invoke = lastInvoke.getOrDefault(ok.client(), ok.nanos());
+    return new Hold(id, ok.client(), ok.lock(), ok.token(), invoke, ok.nanos(), Math.max(end, ok.nanos()), released);
+  }
+
+  /** Every pair of holds of one lock whose intervals intersect with positive length. */
+  static List<Overlap> overlaps(List<Hold> holds) {
+    List<Overlap> result = new ArrayList<>();
+    Map<String, List<Hold>> active = new HashMap<>();
+    for (Hold h : holds) { // sorted by start
+      List<Hold> act = active.computeIfAbsent(h.lock(), k -> new ArrayList<>());
+      act.removeIf(a -> a.endNanos() <= h.startNanos());
+      for (Hold a : act) {
+        long nanos = Math.min(a.endNanos(), h.endNanos()) - h.startNanos();
+        if (nanos > 0) {
+          result.add(new Overlap(a, h, nanos));
+        }
+      }
+      act.add(h);
+    }
+    return result;
+  }
+
+  /**
+   * For each hold, the total time during which at least one other hold of the same lock overlapped it
+   * (the union of its intersections); returns the largest. A holder paused past its lease while others
+   * come and go scores the whole time it overlapped them, not the length of the longest single other
+   * hold.
+   */
+  static long maxOverlapPerHold(List<Overlap> overlaps) {
+    Map<Integer, List<long[]>> byHold = new HashMap<>();
+    for (Overlap o : overlaps) {
+      long[] interval = {o.second().startNanos(), Math.min(o.first().endNanos(), o.second().endNanos())};
+      byHold.computeIfAbsent(o.first().id(), k -> new ArrayList<>()).add(interval);
+      byHold.computeIfAbsent(o.second().id(), k -> new ArrayList<>()).add(interval);
+    }
+    long max = 0;
+    for (List<long[]> intervals : byHold.values()) {
+      intervals.sort(Comparator.comparingLong(i -> i[0]));
+      long total = 0;
+      long curStart = Long.MIN_VALUE;
+      long curEnd = Long.MIN_VALUE;
+      for (long[] i : intervals) {
+        if (i[0] > curEnd) {
+          total += curEnd > curStart ? curEnd - curStart : 0;
+          curStart = i[0];
+          curEnd = i[1];
+        } else {
+          curEnd = Math.max(curEnd, i[1]);
+        }
+      }
+      total += curEnd > curStart ? curEnd - curStart : 0;
+      max = Math.max(max, total);
+    }
+    return max;
+  }
+
+  /**
+   * Lost updates on the registers. Every accepted write records the version it had read; a write that
+   * read version v and is applied when the register holds a later version overwrites, unseen, every
+   * write applied after v. Each overwritten write is counted once.
+   */
+  static int lostUpdates(List<Event> history) {
+    Map<String, List<Long>> applied = new HashMap<>();
+    Map<String, Map<Long, Integer>> position = new HashMap<>();
+    Set<Long> lost = new HashSet<>();
+    for (Event e : history) {
+      if (e.op() != Event.Op.WRITE || e.type() != Event.Type.OK) {
+        continue;
+      }
+      List<Long> seq = applied.computeIfAbsent(e.lock(), k -> new ArrayList<>());
+      Map<Long, Integer> pos = position.computeIfAbsent(e.lock(), k -> new HashMap<>());
+      int base = e.readFrom() == 0 ? -1 : pos.getOrDefault(e.readFrom(), -1);
+      for (int k = base + 1; k < seq.size(); k++) {
+        lost.add(seq.get(k));
+      }
+      pos.put(e.value(), seq.size());
+      seq.add(e.value());
+    }
+    return lost.size();
+  }
+
+  /**
+   * Grants whose token is not strictly larger than the token of a definitely earlier grant of the same
+   * lock (one entry per offending grant, paired with the earlier grant of the largest token).
+   */
+  static List<Regression> tokenRegressions(List<Hold> holds) {
+    List<Regression> result = new ArrayList<>();
+    Map<String, List<Hold>> byLock = new LinkedHashMap<>();
+    holds.forEach(h -> byLock.computeIfAbsent(h.lock(), k -> new ArrayList<>()).add(h));
+    for (List<Hold> grants : byLock.values()) {
+      List<Hold> byOk = new ArrayList<>(grants);
+      byOk.sort(Comparator.comparingLong(Hold::startNanos));
+      List<Hold> byInvoke = new ArrayList<>(grants);
+      byInvoke.sort(Comparator.comparingLong(Hold::invokeNanos));
+      int next = 0;
+      Hold max = null;
+      for (Hold b : byInvoke) {
+        while (next < byOk.size() && byOk.get(next).startNanos() < b.invokeNanos()) {
+          Hold a = byOk.get(next++);
+          if (max == null || a.token() > max.token()) {
+            max = a;
+          }
+        }
+        if (max != null && b.token() <= max.token()) {
+          result.add(new Regression(max, b));
+        }
+      }
+    }
+    return result;
+  }
+
+  /**
+   * Accepted writes made by a superseded holder: before the write was applied, the register had
+   * already been read or written by a holder whose grant is definitely later than the writer's.
+   */
+  static int staleWritesAccepted(List<Event> history, List<Hold> holds) {
+    Map<String, List<Hold>> byClient = new HashMap<>();
+    holds.forEach(h -> byClient.computeIfAbsent(h.client(), k -> new ArrayList<>()).add(h));
+    Map<String, Long> maxToucherInvoke = new HashMap<>(); // per lock, over touches so far
+    int stale = 0;
+    for (Event e : history) {
+      boolean touch = (e.op() == Event.Op.READ || e.op() == Event.Op.WRITE) && e.type() == Event.Type.OK;
+      if (!touch) {
+        continue;
+      }
+      Hold h = holdAt(byClient.get(e.client()), e.lock(), e.nanos());
+      if (h == null) {
+        continue; // a touch outside any counted hold: nothing to judge
+      }
+      if (e.op() == Event.Op.WRITE) {
+        Long later = maxToucherInvoke.get(e.lock());
+        if (later != null && later > h.startNanos()) {
+          stale++;
+        }
+      }
+      maxToucherInvoke.merge(e.lock(), h.invokeNanos(), Math::max);
+    }
+    return stale;
+  }
+
+  private static Hold holdAt(List<Hold> holds, String lock, long nanos) {
+    if (holds == null) {
+      return null;
+    }
+    Hold best = null;
+    for (Hold h : holds) {
+      if (h.lock().equals(lock) && h.startNanos() <= nanos && (best == null || h.startNanos() > best.startNanos())) {
+        best = h;
+      }
+    }
+    return best;
+  }
+
+  static List<FaultWindow> faultWindows(List<Event> history, long runEndNanos) {
+    List<FaultWindow> result = new ArrayList<>();
+    Event open = null;
+    for (Event e : history) {
+      if (e.op() != Event.Op.FAULT) {
+        continue;
+      }
+      if (e.type() == Event.Type.INVOKE) {
+        open = e;
+      } else if (open != null) {
+        result.add(new FaultWindow(open.nanos(), e.nanos(), open.detail()));
+        open = null;
+      }
+    }
+    if (open != null) {
+      result.add(new FaultWindow(open.nanos(), runEndNanos, open.detail() + " (not healed)"));
+    }
+    return result;
+  }
+
+  /**
+   * Per lock, the gaps between successive grants (and from the last grant to the end of the run).
+   * Returns {longest gap touching a fault window (or longest gap if there were no faults), longest gap}.
+   */
+  static long[] unavailability(List<Hold> holds, List<FaultWindow> faults, long runEndNanos) {
+    Map<String, List<Long>> starts = new HashMap<>();
+    for (Hold h : holds) {
+      starts.computeIfAbsent(h.lock(), k -> new ArrayList<>()).add(h.startNanos());
+    }
+    long maxGap = 0;
+    long maxFaultGap = 0;
+    for (List<Long> s : starts.values()) {
+      s.sort(null);
+      s.add(Math.max(runEndNanos, s.get(s.size() - 1)));
+      for (int i = 1; i < s.size(); i++) {
+        long from = s.get(i - 1);
+        long to = s.get(i);
+        maxGap = Math.max(maxGap, to - from);
+        for (FaultWindow f : faults) {
+          if (from < f.endNanos() && to > f.startNanos()) {
+            maxFaultGap = Math.max(maxFaultGap, to - from);
+          }
+        }
+      }
+    }
+    return new long[] {faults.isEmpty() ? maxGap : maxFaultGap, maxGap};
+  }
+}

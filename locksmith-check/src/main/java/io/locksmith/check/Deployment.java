@@ -1,0 +1,212 @@
+package io.locksmith.check;
+
+import io.locksmith.LockClient;
+import io.locksmith.injvm.InJvmLockServer;
+import io.locksmith.testkit.RedisSentinelGroup;
+import io.locksmith.testkit.RedisServer;
+import io.locksmith.testkit.TcpProxy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A backend started for one run, with the handles the faults need. Faults only use this interface, so
+ * a new backend is a new implementation plus its {@link CheckBackend} constant; for example Cluster:
+ * start a {@code RedisCluster}, return its cluster URI from {@link #clientSpec(int)} and its masters
+ * from {@link #lockNodes()}.
+ *
+ * <p>Implementations are thread-safe; {@link #close()} never throws and stops every process and proxy.
+ */
+interface Deployment extends AutoCloseable {
+  /** Namespace of the clients' keys: {@code ClientOptions.DEFAULT_NAMESPACE}. */
+  String NAMESPACE = io.locksmith.ClientOptions.DEFAULT_NAMESPACE;
+
+  static Deployment start(CheckSettings s) {
+    boolean proxied = s.fault().targetsLinks();
+    return switch (s.backend()) {
+      case REDIS -> new Single(proxied);
+      case SENTINEL -> new Sentinel();
+      case REDLOCK -> new Redlock(proxied);
+      case IN_JVM -> new InJvm();
+    };
+  }
+
+  /** @return where it runs, for the report */
+  String describe();
+
+  /** @return the spec child {@code child} builds its client from (see {@link Clients}) */
+  String clientSpec(int child);
+
+  /** @return a client in the harness (in-JVM backend only) */
+  default LockClient newLocalClient() {
+    throw new UnsupportedOperationException("this backend runs its clients in child JVMs");
+  }
+
+  /** @return the nodes that keep lock keys now (Sentinel: the current master) */
+  default List<RedisServer> lockNodes() {
+    return List.of();
+  }
+
+  /** @return the proxies between child {@code child} and the lock nodes (link faults only) */
+  default List<TcpProxy> links(int child) {
+    return List.of();
+  }
+
+  /** @return the Sentinel group, or null */
+  default RedisSentinelGroup sentinelGroup() {
+    return null;
+  }
+
+  /** @return the Redis key of lock {@code name} */
+  static String lockKey(String name) {
+    return NAMESPACE + ":lock:{" + name + "}";
+  }
+
+  @Override
+  void close();
+
+  /** Proxies per child, in front of a list of nodes. */
+  final class Links {
+    private final Map<Integer, List<TcpProxy>> byChild = new ConcurrentHashMap<>();
+
+    List<String> uris(int child, List<RedisServer> nodes) {
+      List<TcpProxy> proxies = byChild.computeIfAbsent(child, c -> {
+        List<TcpProxy> list = new ArrayList<>();
+        nodes.forEach(n -> list.add(TcpProxy.start(n.host(), n.port())));
+        return list;
+      });
+      return proxies.stream().map(p -> "redis://" + p.host() + ":" + p.port()).toList();
+    }
+
+    List<TcpProxy> of(int child) {
+      return byChild.getOrDefault(child, List.of());
+    }
+
+    void close() {
+      byChild.values().forEach(l -> l.forEach(TcpProxy::close));
+    }
+  }
+
+  /** One Redis node. */
+  final class Single implements Deployment {
+    private final RedisServer server = RedisServer.start();
+    private final Links links;
+
+    Single(boolean proxied) {
+      this.links = proxied ? new Links() : null;
+    }
+
+    @Override public String describe() {
+      return "Redis " + server.version() + " on port " + server.port() + (links != null ? ", a TCP proxy per client JVM" : "");
+    }
+
+    @Override public String clientSpec(int child) {
+      return links == null ? server.uri() : links.uris(child, List.of(server)).get(0);
+    }
+
+    @Override public List<RedisServer> lockNodes() {
+      return List.of(server);
+    }
+
+    @Override public List<TcpProxy> links(int child) {
+      return links == null ? List.of() : links.of(child);
+    }
+
+    @Override public void close() {
+      if (links != null) {
+        links.close();
+      }
+      server.close();
+    }
+  }
+
+  /** Master, two replicas, three sentinels. */
+  final class Sentinel implements Deployment {
+    private final RedisSentinelGroup group = RedisSentinelGroup.builder().replicas(2).start();
+
+    @Override public String describe() {
+      return "Sentinel group: master " + group.master().port() + ", " + group.replicas().size()
+          + " replicas, 3 sentinels, down-after " + group.downAfter().toMillis() + " ms";
+    }
+
+    @Override public String clientSpec(int child) {
+      return group.sentinelUri();
+    }
+
+    @Override public List<RedisServer> lockNodes() {
+      return List.of(group.master());
+    }
+
+    @Override public RedisSentinelGroup sentinelGroup() {
+      return group;
+    }
+
+    @Override public void close() {
+      group.close();
+    }
+  }
+
+  /** Five independent masters. */
+  final class Redlock implements Deployment {
+    static final int NODES = 5;
+    private final List<RedisServer> nodes = new ArrayList<>();
+    private final Links links;
+
+    Redlock(boolean proxied) {
+      this.links = proxied ? new Links() : null;
+      try {
+        for (int i = 0; i < NODES; i++) {
+          nodes.add(RedisServer.start());
+        }
+      } catch (RuntimeException e) {
+        close();
+        throw e;
+      }
+    }
+
+    @Override public String describe() {
+      return NODES + " Redis " + nodes.get(0).version() + " nodes" + (links != null ? ", TCP proxies per client JVM" : "");
+    }
+
+    @Override public String clientSpec(int child) {
+      return Clients.redlock(links == null ? nodes.stream().map(RedisServer::uri).toList() : links.uris(child, nodes));
+    }
+
+    @Override public List<RedisServer> lockNodes() {
+      return List.copyOf(nodes);
+    }
+
+    @Override public List<TcpProxy> links(int child) {
+      return links == null ? List.of() : links.of(child);
+    }
+
+    @Override public void close() {
+      if (links != null) {
+        links.close();
+      }
+      nodes.forEach(RedisServer::close);
+    }
+  }
+
+  /** The in-JVM reference server. */
+  final class InJvm implements Deployment {
+    private final InJvmLockServer server = new InJvmLockServer();
+
+    @Override public String describe() {
+      return "in-JVM lock server (clients are harness threads)";
+    }
+
+    @Override public String clientSpec(int child) {
+      throw new UnsupportedOperationException("the in-JVM backend has no child JVMs");
+    }
+
+    @Override public LockClient newLocalClient() {
+      return server.newClient();
+    }
+
+    @Override public void close() {
+      // nothing to stop: clients are closed by the harness
+    }
+  }
+}

@@ -1,0 +1,79 @@
+package io.locksmith.check;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * The faults a run can inject, by their command-line names. Which backend supports which fault is
+ * stated by {@link CheckBackend#supportedFaults()}. Immutable and thread-safe.
+ */
+public enum Fault {
+  /** No fault: the baseline, where every checker must report zero. */
+  NONE("none", "no fault"),
+  /** SIGSTOP a child JVM whose client has just read under the lock, for two leases plus 0.5 s, then SIGCONT. */
+  PAUSE_HOLDER("pause-holder", "SIGSTOP a holder's JVM past its lease, then SIGCONT"),
+  /** kill -9 a child JVM whose client holds a lock; a fresh child replaces it. */
+  KILL_HOLDER("kill-holder", "kill -9 a holder's JVM (a new one replaces it)"),
+  /** Sentinel: freeze replication, let a client take a lock, kill -9 the master, await the failover. */
+  KILL_MASTER("kill-master", "freeze replication, grant, kill -9 the master, await the failover"),
+  /** Restart lock node(s) empty while a lock is held (Redlock: a majority, one after another, no delay). */
+  RESTART_EMPTY("restart-empty", "restart the node (Redlock: a majority, one by one) without its data"),
+  /** {@code DEBUG SLEEP} the Redis node (Redlock: one node) for a lease plus 1 s while a lock is held. */
+  PAUSE_SERVER("pause-server", "DEBUG SLEEP the node (Redlock: one node) for a lease + 1 s"),
+  /** Drop every byte between a holder's JVM and Redis for two leases plus 0.5 s (TCP proxy). */
+  BLACKHOLE_LINK("blackhole-link", "blackhole a holder's links to Redis for 2 leases + 0.5 s"),
+  /** Reset (TCP RST) every connection of a holder's JVM to Redis. */
+  RESET_LINK("reset-link", "reset a holder's connections to Redis"),
+  /** Delay every chunk on a holder's links by half a lease for two leases. */
+  DELAY_LINK("delay-link", "delay a holder's links by lease/2 for 2 leases"),
+  /** Expire a held lock's key on a minority of Redlock nodes, as a forward clock jump would. */
+  EXPIRE_MINORITY("expire-minority", "expire a held key early on a minority of nodes (clock jump)"),
+  /** Expire a held lock's key on a majority of nodes (all of them for a single node). */
+  EXPIRE_MAJORITY("expire-majority", "expire a held key early on a majority of nodes (clock jump)"),
+  /** Redlock: kill -9 two of five nodes, keep them down a lease plus 1 s, restart them empty. */
+  KILL_MINORITY("kill-minority", "kill -9 2 of 5 Redlock nodes, restart them (empty) a lease + 1 s later");
+
+  private final String cliName;
+  private final String description;
+
+  Fault(String cliName, String description) {
+    this.cliName = cliName;
+    this.description = description;
+  }
+
+  /** @return the command-line name, e.g. {@code pause-holder} */
+  public String cliName() {
+    return cliName;
+  }
+
+  /** @return one line saying what the fault does */
+  public String description() {
+    return description;
+  }
+
+  /** @return whether the fault acts on a client JVM (and so needs child processes) */
+  public boolean targetsClientProcess() {
+    return this == PAUSE_HOLDER || this == KILL_HOLDER;
+  }
+
+  /** @return whether the fault acts on the network between clients and Redis */
+  public boolean targetsLinks() {
+    return this == BLACKHOLE_LINK || this == RESET_LINK || this == DELAY_LINK;
+  }
+
+  /**
+   * @param name a command-line name
+   * @return the fault
+   * @throws IllegalArgumentException if no fault has that name (the message lists them)
+   */
+  public static Fault parse(String name) {
+    for (Fault f : values()) {
+      if (f.cliName.equals(name.toLowerCase(Locale.ROOT))) {
+        return f;
+      }
+    }
+    throw new IllegalArgumentException("unknown fault '" + name + "'; faults: "
+        + Arrays.stream(values()).map(Fault::cliName).collect(Collectors.joining(", ")));
+  }
+}

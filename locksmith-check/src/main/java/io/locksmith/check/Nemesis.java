@@ -1,0 +1,285 @@
+package io.locksmith.check;
+
+import io.locksmith.testkit.RedisSentinelGroup;
+import io.locksmith.testkit.RedisServer;
+import io.locksmith.testkit.TcpProxy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
+
+/**
+ * Injects the run's fault, again and again (kill-master: once) until the run's duration is nearly
+ * over, with a lease plus a second of recovery between injections. Every injection is recorded as a
+ * {@code FAULT} invoke/ok pair, and every fault is healed in a {@code finally}, also when the run is
+ * stopped in the middle. Waits are on a stop latch, so stopping is prompt.
+ *
+ * <p>Faults that need a holder in the middle of its critical section pick a <em>victim</em>: the next
+ * client that reads its register, which is then given a longer think time (long enough for the fault
+ * to play out while it still believes it holds the lock).
+ */
+final class Nemesis {
+  private static final Duration VICTIM_WAIT = Duration.ofSeconds(5);
+
+  private final Run run;
+  private final CheckSettings s;
+  private final long lease;
+  private final CountDownLatch stop = new CountDownLatch(1);
+  private final Thread thread;
+  private volatile Exception error;
+
+  Nemesis(Run run) {
+    this.run = run;
+    this.s = run.settings;
+    this.lease = s.lease().toMillis();
+    this.thread = new Thread(this::loop, "check-nemesis");
+    this.thread.setDaemon(true);
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  void stopAndJoin(Duration timeout) throws InterruptedException {
+    stop.countDown();
+    thread.join(timeout.toMillis());
+  }
+
+  Exception error() {
+    return error;
+  }
+
+  /** How long the fault itself keeps a part of the system down, for the unavailability bound. */
+  static long outageMillis(CheckSettings s) {
+    long lease = s.lease().toMillis();
+    return switch (s.fault()) {
+      case NONE, PAUSE_HOLDER, KILL_HOLDER, RESET_LINK, EXPIRE_MINORITY, EXPIRE_MAJORITY, KILL_MINORITY -> 0;
+      case KILL_MASTER -> 10_000; // down-after 1 s + election (failover-timeout 3 s, retried once) + reconnect
+      case RESTART_EMPTY -> 2_000;
+      case PAUSE_SERVER -> lease + 1_000;
+      case BLACKHOLE_LINK -> 2 * lease + 500;
+      case DELAY_LINK -> 2 * lease;
+    };
+  }
+
+  /** @return false if the run was stopped during the wait */
+  private boolean pause(long millis) throws InterruptedException {
+    return !stop.await(millis, TimeUnit.MILLISECONDS);
+  }
+
+  private long remaining() {
+    return s.duration().toMillis() - run.millisSinceStart(System.nanoTime());
+  }
+
+  private void loop() {
+    try {
+      if (s.fault() == Fault.NONE || !pause(Math.min(2_000, s.duration().toMillis() / 5))) {
+        return;
+      }
+      long cycle = cycleMillis();
+      while (stop.getCount() > 0 && remaining() > cycle) {
+        once();
+        if (s.fault() == Fault.KILL_MASTER || !pause(lease + 1_000)) {
+          return;
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      error = e;
+      run.note("fault injection failed: " + e);
+    }
+  }
+
+  /** Time one injection needs to play out, so the last one is not cut short by the end of the run. */
+  private long cycleMillis() {
+    return switch (s.fault()) {
+      case PAUSE_HOLDER, BLACKHOLE_LINK -> 3 * lease + 1_000;
+      case KILL_MASTER -> 2_000;
+      default -> 2 * lease + 1_000;
+    };
+  }
+
+  private interface Action {
+    void run() throws Exception;
+  }
+
+  private void fault(String what, Action action) throws Exception {
+    run.history.record("nemesis", Event.Op.FAULT, Event.Type.INVOKE, "", 0, 0, 0, what);
+    run.note("fault: " + what);
+    try {
+      action.run();
+    } finally {
+      run.history.record("nemesis", Event.Op.FAULT, Event.Type.OK, "", 0, 0, 0, what);
+      run.note("healed: " + what);
+    }
+  }
+
+  /** Waits for the next client accepted by {@code eligible} to read; null if none did in time. */
+  private Register.Chosen victim(Predicate<String> eligible, long thinkMillis) throws Exception {
+    CompletableFuture<Register.Chosen> chosen = run.register.chooseVictim(eligible, thinkMillis);
+    long deadline = System.nanoTime() + VICTIM_WAIT.toNanos();
+    while (stop.getCount() > 0 && System.nanoTime() < deadline) {
+      try {
+        return chosen.get(100, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        // keep waiting
+      }
+    }
+    run.register.cancelVictim();
+    if (stop.getCount() > 0) {
+      run.note("no client read its register within " + VICTIM_WAIT.toSeconds() + " s; skipped one injection");
+    }
+    return null;
+  }
+
+  private Register.Chosen childVictim(long thinkMillis) throws Exception {
+    return victim(client -> {
+      Child c = run.childOf(client);
+      return c != null && !c.isKilled();
+    }, thinkMillis);
+  }
+
+  private void once() throws Exception {
+    List<RedisServer> nodes = run.deployment.lockNodes();
+    switch (s.fault()) {
+      case NONE -> { }
+      case PAUSE_HOLDER -> {
+        Register.Chosen v = childVictim(400);
+        if (v == null) {
+          return;
+        }
+        Child c = run.childOf(v.client());
+        fault("SIGSTOP client JVM " + c.index + " (pid " + c.pid() + ") while " + v.client() + " holds "
+            + v.lock() + ", for " + (2 * lease + 500) + " ms", () -> {
+              c.pause();
+              try {
+                pause(2 * lease + 500);
+              } finally {
+                c.resume();
+              }
+            });
+      }
+      case KILL_HOLDER -> {
+        Register.Chosen v = childVictim(400);
+        if (v == null) {
+          return;
+        }
+        Child c = run.childOf(v.client());
+        fault("kill -9 client JVM " + c.index + " (pid " + c.pid() + ") while " + v.client() + " holds "
+            + v.lock() + "; a new JVM replaces it", () -> {
+              c.kill();
+              run.replace(c);
+            });
+      }
+      case KILL_MASTER -> {
+        RedisSentinelGroup group = run.deployment.sentinelGroup();
+        fault("freeze replication, grant, kill -9 the master " + group.master().port() + ", await the failover",
+            () -> {
+              group.freezeReplication();
+              pause(200); // grants from now on are only on the master
+              Register.Chosen v = victim(c -> true, 12_000);
+              if (v != null) {
+                run.note(v.client() + " holds " + v.lock() + ", granted after the freeze");
+              }
+              long killed = System.nanoTime();
+              group.killMaster();
+              RedisServer promoted = group.awaitFailover(Duration.ofSeconds(40));
+              run.note("failover to " + promoted.port() + " after " + (System.nanoTime() - killed) / 1_000_000 + " ms");
+              group.thawReplication();
+            });
+      }
+      case RESTART_EMPTY -> {
+        List<RedisServer> targets = nodes.size() == 1 ? nodes : nodes.subList(0, nodes.size() / 2 + 1);
+        Register.Chosen v = victim(c -> true, lease + 3_000);
+        if (v == null) {
+          return;
+        }
+        fault("restart " + targets.size() + " node(s) empty, one after another, while " + v.client() + " holds "
+            + v.lock(), () -> {
+              for (RedisServer n : targets) {
+                n.restart();
+              }
+            });
+      }
+      case PAUSE_SERVER -> {
+        RedisServer node = nodes.get(0);
+        long sleep = lease + 1_000;
+        Register.Chosen v = victim(c -> true, sleep + lease);
+        if (v == null) {
+          return;
+        }
+        fault("DEBUG SLEEP " + sleep + " ms on node " + node.port() + " while " + v.client() + " holds " + v.lock(),
+            () -> node.command(Duration.ofMillis(sleep + 5_000), "DEBUG", "SLEEP",
+                String.format(Locale.ROOT, "%.3f", sleep / 1000.0)));
+      }
+      case BLACKHOLE_LINK, RESET_LINK, DELAY_LINK -> links();
+      case EXPIRE_MINORITY, EXPIRE_MAJORITY -> {
+        int count = s.fault() == Fault.EXPIRE_MINORITY ? (nodes.size() - 1) / 2 : nodes.size() / 2 + 1;
+        Register.Chosen v = victim(c -> true, lease + 1_500);
+        if (v == null) {
+          return;
+        }
+        fault("expire " + v.lock() + " early on " + count + " of " + nodes.size() + " node(s) while " + v.client()
+            + " holds it", () -> {
+              for (RedisServer n : nodes.subList(0, count)) {
+                n.command("PEXPIRE", Deployment.lockKey(v.lock()), "1");
+              }
+            });
+      }
+      case KILL_MINORITY -> {
+        List<RedisServer> targets = nodes.subList(nodes.size() - (nodes.size() - 1) / 2, nodes.size());
+        fault("kill -9 " + targets.size() + " of " + nodes.size() + " nodes, restart them empty after "
+            + (lease + 1_000) + " ms", () -> {
+              targets.forEach(RedisServer::kill);
+              try {
+                pause(lease + 1_000);
+              } finally {
+                for (RedisServer n : targets) {
+                  n.restart();
+                }
+              }
+            });
+      }
+    }
+  }
+
+  private void links() throws Exception {
+    long hold = switch (s.fault()) {
+      case BLACKHOLE_LINK -> 2 * lease + 500;
+      case DELAY_LINK -> 2 * lease;
+      default -> 0;
+    };
+    Register.Chosen v = childVictim(hold + lease);
+    if (v == null) {
+      return;
+    }
+    Child c = run.childOf(v.client());
+    List<TcpProxy> links = run.deployment.links(c.index);
+    String who = " of client JVM " + c.index + " while " + v.client() + " holds " + v.lock();
+    switch (s.fault()) {
+      case BLACKHOLE_LINK -> fault("blackhole the links" + who + " for " + hold + " ms", () -> {
+        links.forEach(TcpProxy::blackhole);
+        try {
+          pause(hold);
+        } finally {
+          links.forEach(TcpProxy::heal);
+          links.forEach(TcpProxy::resetAll); // streams that lost bytes are corrupt: make the client reconnect
+        }
+      });
+      case RESET_LINK -> fault("reset the connections" + who, () -> links.forEach(TcpProxy::resetAll));
+      default -> fault("delay the links" + who + " by " + lease / 2 + " ms for " + hold + " ms", () -> {
+        links.forEach(p -> p.delay(Duration.ofMillis(lease / 2)));
+        try {
+          pause(hold);
+        } finally {
+          links.forEach(TcpProxy::heal);
+        }
+      });
+    }
+  }
+}

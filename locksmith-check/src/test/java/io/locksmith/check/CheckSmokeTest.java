@@ -1,0 +1,85 @@
+package io.locksmith.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The CI smoke of the checker: short real runs (embedded Redis, two client JVMs each) that prove both
+ * directions: a clean run reports zeros, and the checker sees the violations that holder pauses force
+ * without fencing, and fencing rejects the stale writes. Long campaigns run from the CLI.
+ */
+class CheckSmokeTest {
+  private final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
+  private final PrintStream log = new PrintStream(logBytes, true, StandardCharsets.UTF_8);
+
+  private String log() {
+    return logBytes.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  @Timeout(90)
+  void withoutFaultsARedisRunReportsNoViolation() throws Exception {
+    CheckReport r = SafetyCheck.run(CheckSettings.builder(CheckBackend.REDIS, Fault.NONE)
+        .duration(Duration.ofSeconds(5)).lease(Duration.ofSeconds(1), true).build(), log);
+    assertThat(r.acquisitions()).as(log()).isGreaterThan(20);
+    assertThat(r.overlaps()).as(log()).isZero();
+    assertThat(r.lostUpdates()).isZero();
+    assertThat(r.tokenRegressions()).isZero();
+    assertThat(r.staleWritesAccepted()).isZero();
+    assertThat(r.brokenPromises()).isEmpty();
+    String json = r.toJson();
+    for (String field : new String[] {"backend", "fault", "fenced", "durationMillis", "acquisitions", "overlaps",
+        "maxOverlapMillis", "lostUpdates", "tokenRegressions", "staleWritesAccepted", "staleWritesRejected",
+        "maxUnavailableMillis"}) {
+      assertThat(json).contains("\"" + field + "\": ");
+    }
+    assertThat(json).contains("\"backend\": \"redis\"", "\"fault\": \"none\"", "\"fenced\": false");
+    String html = r.toHtml();
+    assertThat(html).contains("<svg", "Holds per client", "Fencing tokens").doesNotContain("<script", "src=", "href=");
+  }
+
+  @Test
+  @Timeout(120)
+  void theSelfTestSeesViolationsFromPausedHoldersAndFencingRejectsTheirStaleWrites() throws Exception {
+    SafetyCheck.SelfTest t = SafetyCheck.selfTest(Duration.ofSeconds(8), log);
+    CheckReport unfenced = t.reports().get(0);
+    CheckReport fenced = t.reports().get(1);
+    assertThat(t.problems()).as(log()).isEmpty();
+    assertThat(t.passed()).isTrue();
+    assertThat(unfenced.settings().fenced()).isFalse();
+    assertThat(unfenced.faultsInjected()).isPositive();
+    assertThat(unfenced.overlaps()).isPositive();
+    assertThat(unfenced.maxOverlapMillis()).isPositive();
+    assertThat(unfenced.lostUpdates()).isPositive();
+    assertThat(unfenced.staleWritesAccepted()).isPositive();
+    assertThat(unfenced.checkerSawForcedViolation()).isTrue();
+    assertThat(fenced.settings().fenced()).isTrue();
+    assertThat(fenced.staleWritesRejected()).as(fenced.toTable()).isPositive();
+    assertThat(fenced.staleWritesAccepted()).isZero();
+    assertThat(fenced.lostUpdates()).isZero();
+    assertThat(fenced.brokenPromises()).isEmpty();
+  }
+
+  @Test
+  void unsupportedCombinationsAndBadSettingsFailAtBuild() {
+    assertThatThrownBy(() -> CheckSettings.builder(CheckBackend.REDIS, Fault.KILL_MASTER).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("does not support fault kill-master")
+        .hasMessageContaining("pause-holder");
+    assertThatThrownBy(() -> CheckSettings.builder(CheckBackend.IN_JVM, Fault.PAUSE_HOLDER).build())
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> CheckSettings.builder(CheckBackend.REDIS, Fault.NONE).clients(1).build())
+        .hasMessageContaining("at least processes");
+    assertThatThrownBy(() -> CheckSettings.builder(CheckBackend.REDIS, Fault.NONE)
+        .think(Duration.ZERO, Duration.ofSeconds(3)).build()).hasMessageContaining("think time");
+    assertThatThrownBy(() -> Fault.parse("meteor")).hasMessageContaining("pause-holder");
+    assertThatThrownBy(() -> CheckBackend.parse("zookeeper")).hasMessageContaining("redlock");
+    assertThatThrownBy(() -> SafetyCheck.selfTest(Duration.ofSeconds(1), log)).isInstanceOf(IllegalArgumentException.class);
+  }
+}

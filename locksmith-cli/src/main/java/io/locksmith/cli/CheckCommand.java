@@ -1,0 +1,131 @@
+package io.locksmith.cli;
+
+import io.locksmith.check.CheckBackend;
+import io.locksmith.check.CheckReport;
+import io.locksmith.check.CheckSettings;
+import io.locksmith.check.Fault;
+import io.locksmith.check.SafetyCheck;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.stream.Collectors;
+
+/**
+ * {@code locksmith check}: parses the options, runs {@link SafetyCheck}, prints the summary and writes the
+ * JSON and HTML reports. Exit codes: 0 the run completed (violations a fault is known to cause are
+ * findings, not failures); 1 a promise was broken (a violation without a fault, or despite fencing);
+ * 4 the checker missed a violation it forced (it is broken).
+ */
+final class CheckCommand {
+  static final int PROMISE_BROKEN = 1;
+  static final int CHECKER_BROKEN = 4;
+
+  private CheckCommand() {}
+
+  static String help() {
+    StringBuilder sb = new StringBuilder();
+    sb.append("usage: locksmith check --backend B --fault F [--fenced|--unfenced] [--clients N] [--processes N]\n")
+        .append("         [--locks M] [--duration 30s] [--lease 2s] [--fixed-lease] [--json FILE] [--html FILE]\n")
+        .append("       locksmith check --self-test [--duration 10s] [--json FILE] [--html FILE]\n\n")
+        .append("Starts the backend on loopback, runs N clients (threads in child JVMs) that read, think and write a\n")
+        .append("register under M locks, injects the fault, and checks the recorded history.\n\nbackends:\n");
+    for (CheckBackend b : CheckBackend.values()) {
+      sb.append(String.format("  %-9s %s; faults: %s%n", b.cliName(), b.description(),
+          b.supportedFaults().stream().sorted().map(Fault::cliName).collect(Collectors.joining(", "))));
+    }
+    sb.append("faults:\n");
+    for (Fault f : Fault.values()) {
+      sb.append(String.format("  %-16s %s%n", f.cliName(), f.description()));
+    }
+    sb.append("exit: 0 completed, 1 a promise was broken (violation without a tolerated fault, or despite fencing),\n")
+        .append("      2 bad command line, 4 the checker missed a violation it forced (the checker is broken)");
+    return sb.toString();
+  }
+
+  static int run(Args args, PrintStream out) throws Exception {
+    if (args.flag("help")) {
+      out.println(help());
+      return 0;
+    }
+    if (args.flag("fenced") && args.flag("unfenced")) {
+      throw new Args.UsageException("--fenced and --unfenced exclude each other");
+    }
+    if (args.flag("self-test")) {
+      return selfTest(args, out);
+    }
+    String backend = args.get("backend", null);
+    String fault = args.get("fault", null);
+    if (backend == null || fault == null) {
+      throw new Args.UsageException("check needs --backend and --fault (see locksmith check --help)");
+    }
+    CheckSettings settings;
+    try {
+      CheckBackend b = CheckBackend.parse(backend);
+      CheckSettings.Builder builder = CheckSettings.builder(b, Fault.parse(fault))
+          .fenced(args.flag("fenced"))
+          .clients(args.intValue("clients", 4, 1, 64))
+          .locks(args.intValue("locks", 2, 1, 64))
+          .duration(args.duration("duration", Duration.ofSeconds(30)))
+          .lease(args.duration("lease", Duration.ofSeconds(2)), !args.flag("fixed-lease"));
+      if (b.usesChildProcesses()) {
+        builder.processes(args.intValue("processes", 2, 2, 16));
+      }
+      settings = builder.build();
+    } catch (IllegalArgumentException e) {
+      throw new Args.UsageException(e.getMessage());
+    }
+    CheckReport report = SafetyCheck.run(settings, out);
+    write(report, args, out);
+    if (!report.checkerSawForcedViolation()) {
+      out.println("locksmith check: the checker is broken: it saw no violation where paused holders forced one");
+      return CHECKER_BROKEN;
+    }
+    return report.brokenPromises().isEmpty() ? 0 : PROMISE_BROKEN;
+  }
+
+  private static int selfTest(Args args, PrintStream out) throws Exception {
+    Duration duration = args.duration("duration", Duration.ofSeconds(10));
+    if (duration.compareTo(Duration.ofSeconds(6)) < 0) {
+      throw new Args.UsageException("--self-test needs --duration of at least 6s");
+    }
+    SafetyCheck.SelfTest t = SafetyCheck.selfTest(duration, out);
+    for (CheckReport r : t.reports()) {
+      out.print(r.toTable());
+    }
+    String json = args.get("json", null);
+    if (json != null) {
+      String body = t.reports().stream().map(CheckReport::toJson).collect(Collectors.joining(",\n", "[\n", "]\n"));
+      Files.writeString(Path.of(json), body, StandardCharsets.UTF_8);
+      out.println("wrote " + json);
+    }
+    String html = args.get("html", null);
+    if (html != null) {
+      Files.writeString(Path.of(html), t.reports().get(0).toHtml(), StandardCharsets.UTF_8);
+      out.println("wrote " + html + " (the unfenced run)");
+    }
+    if (t.passed()) {
+      out.println("self-test passed: the checker sees the violations paused holders cause, and fencing rejects "
+          + "their stale writes");
+      return 0;
+    }
+    t.problems().forEach(p -> out.println("self-test FAILED: " + p));
+    return CHECKER_BROKEN;
+  }
+
+  private static void write(CheckReport report, Args args, PrintStream out) throws IOException {
+    out.print(report.toTable());
+    String json = args.get("json", null);
+    if (json != null) {
+      Files.writeString(Path.of(json), report.toJson(), StandardCharsets.UTF_8);
+      out.println("wrote " + json);
+    }
+    String html = args.get("html", null);
+    if (html != null) {
+      Files.writeString(Path.of(html), report.toHtml(), StandardCharsets.UTF_8);
+      out.println("wrote " + html);
+    }
+  }
+}
