@@ -93,7 +93,7 @@ final class InJvmBackend implements LockBackend {
       InJvmLockServer.Wake wake = pending.poll();
       if (!wake.deliver()) {
         List<InJvmLockServer.Wake> next = new ArrayList<>(1);
-        wake.source().passWakeup(wake.key(), next);
+        wake.source().passWakeup(wake.key(), wake.waiterId(), next);
         pending.addAll(next);
       }
     }
@@ -145,7 +145,7 @@ final class InJvmBackend implements LockBackend {
   }
 
   @Override
-  public void passWakeup(String name) {
+  public void passWakeup(String name, String goneWaiterId) { // a woken waiter left the queue already
     List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
     server.passWakeup(key(name), wakes);
     deliver(wakes);

@@ -81,9 +81,9 @@ final class InJvmKindOps implements SemaphoreOps {
   }
 
   @Override
-  public void passWakeup(String name) {
+  public void passWakeup(String name, String goneWaiterId) {
     List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
-    table.passWakeup(side, backend.key(name), wakes);
+    table.passWakeup(side, backend.key(name), goneWaiterId, wakes);
     backend.deliver(wakes);
   }
 

@@ -296,14 +296,17 @@ final class InJvmKindTable {
   }
 
   /** Passes on a wake-up whose waiter was gone; {@code id} is a {@link InJvmLockServer.Wake#key()}. */
-  synchronized void passWakeup(String id, List<InJvmLockServer.Wake> wakes) {
+  synchronized void passWakeup(String id, String goneWaiterId, List<InJvmLockServer.Wake> wakes) {
     Side side = id.charAt(0) == Kind.FAIR.tag ? Side.FAIR
         : id.charAt(0) == Kind.SEMAPHORE.tag ? Side.PERMIT : Side.WRITE;
-    passWakeup(side, id.substring(1), wakes);
+    passWakeup(side, id.substring(1), goneWaiterId, wakes);
   }
 
-  synchronized void passWakeup(Side side, String key, List<InJvmLockServer.Wake> wakes) {
+  synchronized void passWakeup(Side side, String key, String goneWaiterId, List<InJvmLockServer.Wake> wakes) {
     Resource r = live(side, key, false);
+    if (r != null) {
+      r.queue.remove(goneWaiterId); // a fair head stays queued when woken: gone, it must leave
+    }
     if (r != null && r.exclusive.isEmpty() && (side.kind != Kind.SEMAPHORE || r.shared.size() < permits(r, 1))) {
       wakeNext(side, key, r, 1, wakes);
     }

@@ -98,7 +98,7 @@ public final class InJvmLockServer {
   /** Passes a wake-up on in the table it came from. */
   @FunctionalInterface
   interface WakeSource {
-    void passWakeup(String key, List<Wake> wakes);
+    void passWakeup(String key, String goneWaiterId, List<Wake> wakes);
   }
 
   /** A wake-up to deliver once the monitor is released; {@code source} passes it on if unused. */
@@ -242,7 +242,7 @@ public final class InJvmLockServer {
       Map.Entry<String, WakeupSink> first = it.next();
       it.remove();
       wakes.add(new Wake(first.getValue(), key, key.substring(key.indexOf('\u0000') + 1), first.getKey(),
-          this::passWakeup));
+          (k, gone, w) -> passWakeup(k, w)));
     }
     if (queue.isEmpty()) {
       waiters.remove(key);

@@ -87,7 +87,7 @@ final class Acquisition {
   void wake() {
     woken = true;
     if (result.isDone()) {
-      ops.passWakeup(name);
+      ops.passWakeup(name, waiterId);
       return;
     }
     trigger();
@@ -206,10 +206,14 @@ final class Acquisition {
     if (waiterId != null) {
       client.waiterDone(waiterId);
       if (lease == null || lease.isEmpty()) {
-        ops.cancelWait(name, waiterId);
-        if (woken) {
-          ops.passWakeup(name); // a wake-up may have been meant for us: hand it on
-        }
+        // After the round in flight, if any: sent earlier, the cancellation could reach the server
+        // before that round's attempt, which would then register this waiter again.
+        round.whenComplete((v, f) -> {
+          ops.cancelWait(name, waiterId);
+          if (woken) {
+            ops.passWakeup(name, waiterId); // a wake-up may have been meant for us: hand it on
+          }
+        });
       }
     }
   }

@@ -56,7 +56,7 @@ public interface LockOps {
 
   /**
    * Removes a registered waiter that gives up. Best effort; a missed removal costs one wasted wake-up,
-   * which the core passes on with {@link #passWakeup(String)}.
+   * which is passed on with {@link #passWakeup(String, String)}.
    *
    * @param name the lock name
    * @param waiterId the waiter
@@ -64,11 +64,14 @@ public interface LockOps {
   void cancelWait(String name, String waiterId);
 
   /**
-   * A wake-up reached a waiter that is gone: if the lock is free, wake the next registered waiter.
+   * A wake-up reached a waiter that is gone: forget that waiter if it is still registered (its
+   * cancellation may have been lost, and a queue that keeps its head registered until the grant would
+   * otherwise wake it again and again), then, if the lock is free, wake the next registered waiter.
    *
    * @param name the lock name
+   * @param goneWaiterId the waiter the wake-up reached
    */
-  void passWakeup(String name);
+  void passWakeup(String name, String goneWaiterId);
 
   /**
    * @param name the lock name

@@ -45,6 +45,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.concurrent.TimeoutException;
@@ -386,7 +387,7 @@ final class RedisBackend implements LockBackend {
     if (!context.wakeups().wake(name, waiterId) && !closed) {
       LockOps ops = opsForTag(tag);
       if (ops != null) {
-        ops.passWakeup(name);
+        ops.passWakeup(name, waiterId);
       }
     }
   }
@@ -499,6 +500,13 @@ final class RedisBackend implements LockBackend {
     if (cluster != null && !closed && r != null && RedisExceptions.isTryAgain(failure)
         && System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) < retryDeadline) {
       try {
+        if (attempt == 0) {
+          // each retry has its own command timeout: the whole call must still end at the deadline
+          ScheduledFuture<?> guard = r.eventExecutorGroup().schedule(() -> out.completeExceptionally(
+              new BackendUnavailableException("could not " + what + ": the slot was still migrating after "
+                  + commandTimeout.toMillis() + " ms")), retryDeadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+          out.whenComplete((v, f) -> guard.cancel(false));
+        }
         r.eventExecutorGroup().schedule(() -> send(script, type, what, scriptKeys, args, out, retryDeadline,
             attempt + 1), delayMillis, TimeUnit.MILLISECONDS);
         return;
@@ -590,17 +598,35 @@ final class RedisBackend implements LockBackend {
       AcquireMode mode, String waiterId) {
     CompletionStage<AcquireReply> reply =
         acquireRaw(name, owner, leaseMillis, mode, waiterId).thenApply(RedisBackend::toAcquireReply);
-    if (waiterId != null) {
-      reply = reply.thenApply(r -> {
-        if (r.granted()) {
-          registeredWaiters.remove(waiterId);
-        } else {
-          registeredWaiters.put(waiterId, name);
-        }
-        return r;
-      });
+    return confirmGrant(this, keys.lock(name), name, owner, mode, trackWaiter(name, waiterId, reply));
+  }
+
+  /**
+   * Remembers a waiter the server registered with a refusal (any lock kind), so that it re-checks when
+   * the wake-up channel is subscribed again (see {@link #onSubscribed}); forgets it once granted.
+   */
+  CompletionStage<AcquireReply> trackWaiter(String name, String waiterId, CompletionStage<AcquireReply> reply) {
+    if (waiterId == null) {
+      return reply;
     }
-    return confirmGrant(this, keys.lock(name), name, owner, mode, reply);
+    return reply.thenApply(r -> {
+      if (r.granted()) {
+        registeredWaiters.remove(waiterId);
+      } else {
+        registeredWaiters.put(waiterId, name);
+      }
+      return r;
+    });
+  }
+
+  /** @return how many waiters of this client are registered on the server, as far as it knows */
+  int registeredWaiterCount() {
+    return registeredWaiters.size();
+  }
+
+  /** A waiter of any lock kind gave up; see {@link #trackWaiter}. */
+  void forgetWaiter(String waiterId) {
+    registeredWaiters.remove(waiterId);
   }
 
   /**
@@ -730,7 +756,7 @@ final class RedisBackend implements LockBackend {
     for (RenewRequest r : requests) {
       requestKeys.add(keysOf.apply(r));
     }
-    List<CompletableFuture<Void>> parts = new ArrayList<>();
+    List<CompletableFuture<Throwable>> parts = new ArrayList<>();
     for (int[] batch : renewBatches(requestKeys)) {
       List<String> scriptKeys = new ArrayList<>();
       String[] args = new String[batch.length * 2];
@@ -742,14 +768,24 @@ final class RedisBackend implements LockBackend {
       }
       CompletionStage<List<Object>> reply = run(script, ScriptOutputType.MULTI,
           "renew " + batch.length + " " + what, scriptKeys.toArray(new String[0]), args);
-      parts.add(reply.thenAccept(r -> {
+      // A batch that fails leaves its leases unknown (null): on a Cluster the other batches went to
+      // other masters, whose answers stand. Only when every batch failed does the whole call fail.
+      parts.add(reply.handle((r, failure) -> {
+        if (failure != null) {
+          return failure;
+        }
         for (int i = 0; i < batch.length; i++) {
           renewed[batch[i]] = ((Long) r.get(i)) == 1L;
         }
+        return null;
       }).toCompletableFuture());
     }
-    return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
-        .thenApply(v -> Arrays.asList(renewed));
+    return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenCompose(v -> {
+      Throwable firstFailure = parts.isEmpty() ? null : parts.get(0).join();
+      boolean allFailed = parts.stream().allMatch(part -> part.join() != null);
+      return allFailed && firstFailure != null ? CompletableFuture.<List<Boolean>>failedFuture(firstFailure)
+          : CompletableFuture.completedFuture(Arrays.asList(renewed));
+    });
   }
 
   /** Indexes into the requests, grouped into script calls (see {@link #renewInBatches}). */
@@ -780,7 +816,7 @@ final class RedisBackend implements LockBackend {
 
   @Override
   public void cancelWait(String name, String waiterId) {
-    registeredWaiters.remove(waiterId);
+    forgetWaiter(waiterId);
     try {
       commands("remove a waiter").zrem(RedisKeys.waiters(keys.lock(name)), waiterId);
     } catch (RuntimeException e) {
@@ -789,7 +825,7 @@ final class RedisBackend implements LockBackend {
   }
 
   @Override
-  public void passWakeup(String name) {
+  public void passWakeup(String name, String goneWaiterId) { // ZPOPMIN already removed the woken waiter
     String lock = keys.lock(name);
     run(RedisScript.PASS_WAKEUP, ScriptOutputType.INTEGER, "pass a wake-up for '" + name + "'",
         new String[] {lock, RedisKeys.waiters(lock)}, channelPrefix, EXCLUSIVE_TAG + name)

@@ -75,7 +75,7 @@ final class RedisFairLock implements LockOps {
         waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
         Long.toString(fenceRetentionMillis), Long.toString(queueTimeoutMillis));
     return backend.confirmGrant(this, backend.keys().fairLock(name), name, owner, mode,
-        reply.thenApply(RedisBackend::toAcquireReply));
+        backend.trackWaiter(name, waiterId, reply.thenApply(RedisBackend::toAcquireReply)));
   }
 
   @Override
@@ -99,6 +99,7 @@ final class RedisFairLock implements LockOps {
    */
   @Override
   public void cancelWait(String name, String waiterId) {
+    backend.forgetWaiter(waiterId);
     backend.run(RedisScript.FAIR_CANCEL, ScriptOutputType.INTEGER, "remove waiter of fair lock '" + name + "'",
         keys(name, false), waiterId, backend.channelPrefix(), taggedName(name))
         .whenComplete((v, f) -> {
@@ -108,16 +109,14 @@ final class RedisFairLock implements LockOps {
         });
   }
 
+  /**
+   * The woken head is gone: it leaves the queue like a waiter that gives up, which wakes the new head
+   * if the lock is free. (Keeping the head queued until its grant is what makes the order fair; it is
+   * also why a gone head must be removed here, or every wake-up would reach it again.)
+   */
   @Override
-  public void passWakeup(String name) {
-    backend.run(RedisScript.FAIR_PASS_WAKEUP, ScriptOutputType.INTEGER,
-        "pass a wake-up for fair lock '" + name + "'", keys(name, false), backend.channelPrefix(),
-        taggedName(name))
-        .whenComplete((v, f) -> {
-          if (f != null) {
-            log.debug("could not pass a wake-up for fair lock '{}': {}", name, f.toString());
-          }
-        });
+  public void passWakeup(String name, String goneWaiterId) {
+    cancelWait(name, goneWaiterId);
   }
 
   /** The holder; {@link LockInfo#waiters()} counts queued waiters whose place has not expired. */

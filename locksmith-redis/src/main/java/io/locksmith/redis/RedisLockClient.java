@@ -75,8 +75,12 @@ public final class RedisLockClient extends ForwardingLockClient {
 
   private final String description;
 
-  private RedisLockClient(Builder b) {
-    super(new DefaultLockClient(backend(b), b.options));
+  /** For tests and diagnostics in this package. */
+  final RedisBackend backend;
+
+  private RedisLockClient(Builder b, RedisBackend backend) {
+    super(new DefaultLockClient(backend, b.options));
+    this.backend = backend;
     this.description = b.clusterSeeds != null ? RedisClusterConnections.describe(b.clusterSeeds)
         : describe(b.redisUri);
   }
@@ -317,7 +321,7 @@ public final class RedisLockClient extends ForwardingLockClient {
       } else {
         redisUri.setTimeout(commandTimeout);
       }
-      return new RedisLockClient(this);
+      return new RedisLockClient(this, backend(this));
     }
   }
 

@@ -85,7 +85,7 @@ final class RedisReadWriteOps {
           : backend.run(RedisScript.RW_ACQUIRE_READ, ScriptOutputType.MULTI, what("acquire", name), keys,
               owner, Long.toString(leaseMillis), modeArg, waiter, recheck, backend.channelPrefix(), name);
       return backend.confirmGrant(this, keys[WRITER], name, owner, mode,
-          reply.thenApply(RedisBackend::toAcquireReply));
+          backend.trackWaiter(name, waiterId, reply.thenApply(RedisBackend::toAcquireReply)));
     }
 
     @Override
@@ -111,6 +111,7 @@ final class RedisReadWriteOps {
 
     @Override
     public void cancelWait(String name, String waiterId) {
+      backend.forgetWaiter(waiterId);
       backend.run(RedisScript.RW_CANCEL_WAIT, ScriptOutputType.INTEGER, what("stop waiting for", name),
           backend.keys().readWrite(name), waiterId, backend.channelPrefix(), name)
           .whenComplete((v, f) -> {
@@ -121,9 +122,9 @@ final class RedisReadWriteOps {
     }
 
     @Override
-    public void passWakeup(String name) {
+    public void passWakeup(String name, String goneWaiterId) {
       backend.run(RedisScript.RW_PASS_WAKEUP, ScriptOutputType.INTEGER, what("pass a wake-up for", name),
-          backend.keys().readWrite(name), side, backend.channelPrefix(), name)
+          backend.keys().readWrite(name), side, backend.channelPrefix(), name, goneWaiterId)
           .whenComplete((v, f) -> {
             if (f != null) {
               log.debug("could not pass a wake-up for '{}': {}", name, f.toString());

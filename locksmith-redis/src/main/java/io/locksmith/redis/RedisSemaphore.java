@@ -67,7 +67,8 @@ final class RedisSemaphore implements SemaphoreOps {
         owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
         waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
         Long.toString(fenceRetentionMillis), Integer.toString(declaredPermits));
-    return backend.confirmGrant(this, sem, name, owner, mode, reply.thenApply(RedisBackend::toAcquireReply));
+    return backend.confirmGrant(this, sem, name, owner, mode,
+        backend.trackWaiter(name, waiterId, reply.thenApply(RedisBackend::toAcquireReply)));
   }
 
   /** Returns the owner's permit; {@code all} makes no difference, a permit has one hold. */
@@ -89,6 +90,7 @@ final class RedisSemaphore implements SemaphoreOps {
 
   @Override
   public void cancelWait(String name, String waiterId) {
+    backend.forgetWaiter(waiterId);
     try {
       backend.commands("remove a semaphore waiter")
           .zrem(RedisKeys.waiters(backend.keys().semaphore(name)), waiterId);
@@ -98,7 +100,7 @@ final class RedisSemaphore implements SemaphoreOps {
   }
 
   @Override
-  public void passWakeup(String name) {
+  public void passWakeup(String name, String goneWaiterId) { // a woken waiter left the waiters set
     backend.run(RedisScript.SEM_PASS_WAKEUP, ScriptOutputType.INTEGER,
         "pass a wake-up for semaphore '" + name + "'", keys(name), backend.channelPrefix(), wakeTag(name))
         .whenComplete((v, f) -> {

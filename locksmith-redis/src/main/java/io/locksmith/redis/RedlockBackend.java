@@ -499,9 +499,9 @@ final class RedlockBackend implements LockBackend {
   }
 
   @Override
-  public void passWakeup(String name) {
+  public void passWakeup(String name, String goneWaiterId) {
     for (RedisBackend node : nodes) {
-      node.passWakeup(name);
+      node.passWakeup(name, goneWaiterId);
     }
   }
 

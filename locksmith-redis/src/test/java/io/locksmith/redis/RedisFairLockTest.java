@@ -160,6 +160,36 @@ class RedisFairLockTest {
     }
   }
 
+  /**
+   * Regression: the head keeps its place when woken, so a wake-up that reaches a head whose waiter is
+   * gone (its cancellation lost) used to bounce between client and server until the place expired.
+   */
+  @Test
+  void aWakeUpThatFindsTheHeadGoneRemovesItAndReachesTheNextWaiter() throws Exception {
+    String name = "fair-gone-head";
+    RedisServer server = REDIS.server();
+    try (RedisLockClient a = client(Duration.ofSeconds(20)); RedisLockClient b = client()) {
+      Lease held = a.fairLock(name, LockOptions.watched(LONG_LEASE)).acquire();
+      // a waiter of client a that no acquisition stands behind any more, queued first
+      String lock = new RedisKeys(a.options().namespace()).fairLock(name);
+      String gone = a.clientId() + ":wgone";
+      String[] time = server.command("TIME").replaceAll("[^0-9]+", " ").trim().split(" ");
+      long nowMillis = Long.parseLong(time[0]) * 1000 + Long.parseLong(time[1]) / 1000;
+      server.command("ZADD", RedisKeys.fairQueue(lock), Long.toString(nowMillis * 1000), gone);
+      server.command("ZADD", RedisKeys.fairPlaces(lock), Long.toString(nowMillis + 20_000), gone);
+      CompletableFuture<Lease> next =
+          b.fairLock(name).acquireAsync(Duration.ofSeconds(15)).toCompletableFuture();
+      awaitQueued(a, name, 2);
+      long publishesBefore = CommandStats.calls(server, "publish");
+      held.release();
+      Lease granted = next.get(3, TimeUnit.SECONDS); // far below the gone head's 20 s place
+      long publishes = CommandStats.calls(server, "publish") - publishesBefore;
+      assertThat(publishes).as("one wake-up for the gone head, one for the next").isLessThanOrEqualTo(3);
+      assertThat(server.command("ZSCORE", RedisKeys.fairQueue(lock), gone)).as("gone head removed").isNull();
+      granted.release();
+    }
+  }
+
   @Test
   void forceUnlockWakesTheHeadOfTheQueue() throws Exception {
     String name = "fair-force";

@@ -35,6 +35,29 @@ class RedisLockClientTest {
   }
 
 
+  /**
+   * Regression: a wait cancelled while its attempt was in flight (the server paused) used to leave the
+   * waiter registered, on the server and in the client's table of waiters to re-check after a re-subscribe.
+   */
+  @Test
+  void aWaitCancelledWhileItsAttemptIsInFlightLeavesNoWaiterBehind() throws Exception {
+    RedisServer server = REDIS.server();
+    String name = "cancel-in-flight";
+    try (RedisLockClient holder = client(); RedisLockClient waiter = client()) {
+      Lease held = holder.lock(name).acquire();
+      for (int i = 0; i < 3; i++) {
+        server.command("CLIENT", "PAUSE", "300");
+        CompletableFuture<Lease> wait =
+            waiter.lock(name).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
+        wait.cancel(false); // while the attempt waits for the paused server
+      }
+      assertThat(eventually(Duration.ofSeconds(5), () -> waiter.backend.registeredWaiterCount() == 0
+          && "0".equals(server.command("ZCARD", RedisKeys.waiters(new RedisKeys("locksmith").lock(name))))))
+          .as("no waiter left registered").isTrue();
+      held.release();
+    }
+  }
+
   @Test
   void uncontendedAcquireAndReleaseCostExactlyTwoCommands() throws Exception {
     RedisServer server = REDIS.server();
