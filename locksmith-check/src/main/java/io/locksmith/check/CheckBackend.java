@@ -21,6 +21,9 @@ public enum CheckBackend {
   /** Redis master + 2 replicas + 3 sentinels ({@code RedisLockClient}, {@code redis-sentinel://}). */
   SENTINEL("sentinel", "Redis master, 2 replicas, 3 sentinels (down-after 1 s)", EnumSet.of(Fault.NONE,
       Fault.PAUSE_HOLDER, Fault.KILL_HOLDER, Fault.KILL_MASTER, Fault.RESTART_EMPTY, Fault.EXPIRE_MAJORITY)),
+  /** A Redis Cluster of 3 masters and 3 replicas ({@code RedisLockClient}, {@code redis-cluster://}). */
+  CLUSTER("cluster", "Redis Cluster, 3 masters and 3 replicas", EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER,
+      Fault.KILL_HOLDER)),
   /** Five independent Redis masters ({@code RedlockClient}). */
   REDLOCK("redlock", "Redlock over 5 independent Redis nodes", EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER,
       Fault.KILL_HOLDER, Fault.RESTART_EMPTY, Fault.PAUSE_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK,

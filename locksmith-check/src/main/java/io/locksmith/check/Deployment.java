@@ -2,6 +2,7 @@ package io.locksmith.check;
 
 import io.locksmith.LockClient;
 import io.locksmith.injvm.InJvmLockServer;
+import io.locksmith.testkit.RedisCluster;
 import io.locksmith.testkit.RedisSentinelGroup;
 import io.locksmith.testkit.RedisServer;
 import io.locksmith.testkit.TcpProxy;
@@ -27,6 +28,7 @@ interface Deployment extends AutoCloseable {
     return switch (s.backend()) {
       case REDIS -> new Single(proxied);
       case SENTINEL -> new Sentinel();
+      case CLUSTER -> new Cluster();
       case REDLOCK -> new Redlock(proxied);
       case IN_JVM -> new InJvm();
     };
@@ -144,6 +146,28 @@ interface Deployment extends AutoCloseable {
 
     @Override public void close() {
       group.close();
+    }
+  }
+
+  /** Three masters and three replicas; clients learn the slot map from one seed. */
+  final class Cluster implements Deployment {
+    private final RedisCluster cluster = RedisCluster.start();
+
+    @Override public String describe() {
+      return "Redis Cluster: " + cluster.masters().size() + " masters, " + cluster.replicas().size()
+          + " replicas";
+    }
+
+    @Override public String clientSpec(int child) {
+      return cluster.seedUri().replace("redis://", "redis-cluster://");
+    }
+
+    @Override public List<RedisServer> lockNodes() {
+      return cluster.masters();
+    }
+
+    @Override public void close() {
+      cluster.close();
     }
   }
 

@@ -297,7 +297,10 @@ final class DefaultLease implements Lease {
       long now = System.nanoTime();
       if (failure == null) {
         validUntil = Math.max(validUntil, sentAt + leaseNanos - driftNanos);
-        renewDueAt = now + leaseNanos / 3;
+        // a third of the lease after the request went out, not after the reply: a slow reply (say, a
+        // batch that waited for another server) must not push every later renewal back
+        long sinceSent = client.ticker().nanoTime() - sentAt;
+        renewDueAt = now + Math.max(MIN_RETRY_NANOS, leaseNanos / 3 - sinceSent);
         to = LeaseState.HELD;
       } else {
         long untilInvalid = validUntil - client.ticker().nanoTime();
