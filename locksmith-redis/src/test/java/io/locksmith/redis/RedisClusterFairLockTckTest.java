@@ -3,27 +3,18 @@ package io.locksmith.redis;
 import io.locksmith.LockClient;
 import io.locksmith.tck.FairLockTck;
 import io.locksmith.testkit.RedisCluster;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.locksmith.testkit.SharedTopology;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The fair lock's contract on a Redis Cluster (3 masters, 3 replicas), clients seeded from one node. */
+/**
+ * The fair lock's contract on a Redis Cluster (3 masters, 3 replicas), clients seeded from one node. The cluster is shared with the other Cluster contract suites of the run.
+ */
 class RedisClusterFairLockTckTest extends FairLockTck {
-  private static RedisCluster cluster;
-
-  @BeforeAll
-  static void startCluster() {
-    cluster = RedisCluster.start();
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  @RegisterExtension
+  static final SharedTopology<RedisCluster> CLUSTER = SharedTopology.cluster();
 
   @Override
   protected LockClient newClient() {
-    return RedisLockClient.create(cluster.seedUri().replace("redis://", "redis-cluster://"));
+    return RedisLockClient.create(CLUSTER.get().seedUri().replace("redis://", "redis-cluster://"));
   }
 }

@@ -3,30 +3,19 @@ package io.locksmith.redis;
 import io.locksmith.LockClient;
 import io.locksmith.tck.LockClientTck;
 import io.locksmith.testkit.RedisCluster;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.locksmith.testkit.SharedTopology;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The whole lock contract on a Redis Cluster (3 masters, 3 replicas): every client learns the slot map
- * from one seed node ({@code redis-cluster://} URI), and the TCK's lock names spread over the masters.
+ * from one seed node ({@code redis-cluster://} URI), and the TCK's lock names spread over the masters. The cluster is shared with the other Cluster contract suites of the run.
  */
 class RedisClusterTckTest extends LockClientTck {
-  private static RedisCluster cluster;
-
-  @BeforeAll
-  static void startCluster() {
-    cluster = RedisCluster.start();
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  @RegisterExtension
+  static final SharedTopology<RedisCluster> CLUSTER = SharedTopology.cluster();
 
   @Override
   protected LockClient newClient() {
-    return RedisLockClient.create(cluster.seedUri().replace("redis://", "redis-cluster://"));
+    return RedisLockClient.create(CLUSTER.get().seedUri().replace("redis://", "redis-cluster://"));
   }
 }

@@ -3,30 +3,19 @@ package io.locksmith.redis;
 import io.locksmith.LockClient;
 import io.locksmith.tck.WriteLockTck;
 import io.locksmith.testkit.RedisCluster;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.locksmith.testkit.SharedTopology;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The read-write lock contract (the write side, plus the read-write cases) on a Redis Cluster (3 masters,
- * 3 replicas), clients seeded from one node.
+ * 3 replicas), clients seeded from one node. The cluster is shared with the other Cluster contract suites of the run.
  */
 class RedisClusterWriteLockTckTest extends WriteLockTck {
-  private static RedisCluster cluster;
-
-  @BeforeAll
-  static void startCluster() {
-    cluster = RedisCluster.start();
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  @RegisterExtension
+  static final SharedTopology<RedisCluster> CLUSTER = SharedTopology.cluster();
 
   @Override
   protected LockClient newClient() {
-    return RedisLockClient.create(cluster.seedUri().replace("redis://", "redis-cluster://"));
+    return RedisLockClient.create(CLUSTER.get().seedUri().replace("redis://", "redis-cluster://"));
   }
 }

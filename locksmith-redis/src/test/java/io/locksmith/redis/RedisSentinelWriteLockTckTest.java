@@ -3,30 +3,19 @@ package io.locksmith.redis;
 import io.locksmith.LockClient;
 import io.locksmith.tck.WriteLockTck;
 import io.locksmith.testkit.RedisSentinelGroup;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.locksmith.testkit.SharedTopology;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The read-write lock contract through Redis Sentinel ({@code redis-sentinel://} URI). One group
- * (master, 2 replicas, 3 sentinels) for the class.
+ * The read-write lock contract through Redis Sentinel: every client finds the master by asking the
+ * sentinels. The group is shared with the other Sentinel contract suites of the run.
  */
 class RedisSentinelWriteLockTckTest extends WriteLockTck {
-  private static RedisSentinelGroup group;
-
-  @BeforeAll
-  static void startGroup() {
-    group = RedisSentinelGroup.start();
-  }
-
-  @AfterAll
-  static void stopGroup() {
-    if (group != null) {
-      group.close();
-    }
-  }
+  @RegisterExtension
+  static final SharedTopology<RedisSentinelGroup> SENTINELS = SharedTopology.sentinelGroup();
 
   @Override
   protected LockClient newClient() {
-    return RedisLockClient.create(group.sentinelUri());
+    return RedisLockClient.create(SENTINELS.get().sentinelUri());
   }
 }
