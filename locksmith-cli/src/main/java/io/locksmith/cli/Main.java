@@ -27,7 +27,7 @@ public final class Main {
       "        [--duration 10s] [--threads N] [--uri redis://...] [--nodes uri,uri,uri,uri,uri] [--json FILE]",
       "        Locksmith and its peers (raw, redisson, redisson-fair, redisson-fenced, spring; default",
       "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given",
-      "  check --backend redis|sentinel|redlock|in-jvm --fault NAME [--fenced|--unfenced] [--clients N]",
+      "  check --backend redis|sentinel|cluster|redlock|in-jvm --fault NAME [--fenced|--unfenced] [--clients N]",
       "        [--duration 30s] [--json FILE] [--html FILE]   |   check --self-test   |   check --help",
       "        the safety checker: contending clients under an injected fault, checked for overlapping",
       "        holds, lost updates, token regressions and stale writes (faults and backends: check --help)",
