@@ -92,6 +92,10 @@ public final class Bench {
         case "locksmith-fair" ->
             add.accept(new LocksmithImpl(peer, RedisLockClient.create(uri), io.locksmith.LockClient::fairLock),
                 List.of(uri));
+        case "locksmith-rw" -> add.accept(new LocksmithImpl(peer, RedisLockClient.create(uri),
+            (client, name) -> client.readWriteLock(name).writeLock()), List.of(uri));
+        case "locksmith-semaphore" -> add.accept(new LocksmithImpl(peer, RedisLockClient.create(uri),
+            (client, name) -> client.semaphore(name, 1)), List.of(uri));
         case "redisson" -> add.accept(RedissonImpl.lock(uri), List.of(uri));
         case "redisson-fair" -> add.accept(RedissonImpl.fairLock(uri), List.of(uri));
         case "redisson-fenced" -> add.accept(RedissonImpl.fencedLock(uri), List.of(uri));

@@ -8,8 +8,10 @@ import java.util.Objects;
  * What {@link Bench#run} does. Immutable.
  *
  * @param scenario the workload
- * @param against peers to run next to Locksmith: any of {@code raw, locksmith-fair, redisson,
- *     redisson-fair, redisson-fenced, spring}; in the redlock scenario {@code redisson} adds RLock and RedissonRedLock,
+ * @param against peers to run next to Locksmith: any of {@code raw, locksmith-fair, locksmith-rw,
+ *     locksmith-semaphore, redisson, redisson-fair, redisson-fenced, spring} ({@code locksmith-rw} is the
+ *     write side of a read-write lock, {@code locksmith-semaphore} a one-permit semaphore); in the
+ *     redlock scenario {@code redisson} adds RLock and RedissonRedLock,
  *     {@code raw} adds the single-node floor and a five-node parallel-quorum floor;
  *     empty for Locksmith alone
  * @param duration measured time per implementation, split into alternating slices (plus a warm-up)
@@ -20,8 +22,8 @@ import java.util.Objects;
 public record BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads,
     String uri, List<String> nodes) {
   /** Every peer name {@code against} accepts. */
-  public static final List<String> PEERS = List.of("raw", "locksmith-fair", "redisson", "redisson-fair",
-      "redisson-fenced", "spring");
+  public static final List<String> PEERS = List.of("raw", "locksmith-fair", "locksmith-rw",
+      "locksmith-semaphore", "redisson", "redisson-fair", "redisson-fenced", "spring");
 
   /**
    * @throws NullPointerException if a required component is null
