@@ -23,10 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -45,28 +42,10 @@ import org.junit.jupiter.api.Timeout;
  * bounded {@code tryAcquire}), latches, or polls with a deadline.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-public abstract class LockClientTck {
-  /** A short watched lease so that renewal and loss are seen quickly. */
-  protected static final Duration SHORT_LEASE = Duration.ofMillis(300);
-
-  private final List<LockClient> clients = new ArrayList<>();
-  private String lockName;
-
-  /**
-   * @return a new client of the backend under test, with its own connections; the TCK closes it
-   */
-  protected abstract LockClient newClient();
-
-  /** @return a client the TCK closes after the test */
-  protected final LockClient client() {
-    LockClient c = newClient();
-    clients.add(c);
-    return c;
-  }
-
-  /** @return a lock name unique to the running test */
-  protected final String name() {
-    return lockName;
+public abstract class LockClientTck extends ContractSuite {
+  /** For subclasses: a backend's suite. */
+  protected LockClientTck() {
+    super("tck/");
   }
 
   /**
@@ -91,21 +70,6 @@ public abstract class LockClientTck {
   protected final DistributedLock lock(LockClient client, String name, LockOptions options) {
     return lockUnderTest(client, name, options);
   }
-
-  @BeforeEach
-  void nameLock(TestInfo info) {
-    lockName = "tck/" + info.getTestMethod().map(m -> m.getName()).orElse("test") + "/"
-        + Long.toHexString(System.nanoTime());
-  }
-
-  @AfterEach
-  void closeClients() {
-    for (LockClient c : clients) {
-      c.close();
-    }
-    clients.clear();
-  }
-
 
   // ------------------------------------------------------------------ exclusion
 

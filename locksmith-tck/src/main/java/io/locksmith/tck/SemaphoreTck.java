@@ -17,10 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -40,45 +37,16 @@ import org.junit.jupiter.api.Timeout;
  * deadline, or polls with a deadline. "Promptly" means well within the holders' 30 s leases.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-public abstract class SemaphoreTck {
-  /** A short lease so that expiry and renewal are seen quickly. */
-  protected static final Duration SHORT_LEASE = Duration.ofMillis(300);
+public abstract class SemaphoreTck extends ContractSuite {
+  /** For subclasses: a backend's suite. */
+  protected SemaphoreTck() {
+    super("tck-sem/");
+  }
+
   /** A lease that outlives every case: anything freed faster was freed by a release or a wake-up. */
   protected static final LockOptions LONG = LockOptions.watched(Duration.ofSeconds(30));
   /** How long a woken waiter may take to hold its permit: far below {@link #LONG}'s lease. */
   protected static final Duration PROMPTLY = Duration.ofSeconds(3);
-
-  private final List<LockClient> clients = new ArrayList<>();
-  private String semaphoreName;
-
-  /** @return a new client of the backend under test, with its own connections; the TCK closes it */
-  protected abstract LockClient newClient();
-
-  /** @return a client the TCK closes after the test */
-  protected final LockClient client() {
-    LockClient c = newClient();
-    clients.add(c);
-    return c;
-  }
-
-  /** @return a semaphore name unique to the running test */
-  protected final String name() {
-    return semaphoreName;
-  }
-
-  @BeforeEach
-  void nameSemaphore(TestInfo info) {
-    semaphoreName = "tck-sem/" + info.getTestMethod().map(m -> m.getName()).orElse("test") + "/"
-        + Long.toHexString(System.nanoTime());
-  }
-
-  @AfterEach
-  void closeClients() {
-    for (LockClient c : clients) {
-      c.close();
-    }
-    clients.clear();
-  }
 
   private static Lease get(CompletableFuture<Lease> pending) throws Exception {
     return pending.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);

@@ -1,0 +1,58 @@
+package io.locksmith.tck;
+
+import io.locksmith.LockClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * What every contract suite of this module shares: the backend's clients, which the suite closes after
+ * each test, and a lock name unique to the running test. A backend implements {@link #newClient()} in the
+ * concrete suite's subclass; only the suites of this module extend it. Not thread-safe: JUnit runs
+ * one test of an instance at a time.
+ */
+public abstract class ContractSuite {
+  /** A short watched lease so that renewal, expiry and loss are seen quickly. */
+  protected static final Duration SHORT_LEASE = Duration.ofMillis(300);
+
+  private final List<LockClient> clients = new ArrayList<>();
+  private final String namePrefix;
+  private String name;
+
+  /** @param namePrefix what the names of this suite's locks start with, e.g. {@code "tck/"} */
+  ContractSuite(String namePrefix) {
+    this.namePrefix = namePrefix;
+  }
+
+  /** @return a new client of the backend under test, with its own connections; the suite closes it */
+  protected abstract LockClient newClient();
+
+  /** @return a client the suite closes after the test */
+  protected final LockClient client() {
+    LockClient c = newClient();
+    clients.add(c);
+    return c;
+  }
+
+  /** @return a lock name unique to the running test */
+  protected final String name() {
+    return name;
+  }
+
+  @BeforeEach
+  void nameTheLock(TestInfo info) {
+    name = namePrefix + info.getTestMethod().map(m -> m.getName()).orElse("test") + "/"
+        + Long.toHexString(System.nanoTime());
+  }
+
+  @AfterEach
+  void closeClients() {
+    for (LockClient c : clients) {
+      c.close();
+    }
+    clients.clear();
+  }
+}
