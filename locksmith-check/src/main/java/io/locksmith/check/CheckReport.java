@@ -1,9 +1,11 @@
 package io.locksmith.check;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The outcome of one run: the figures of the JSON contract, a verdict, and renderings as a table, JSON
@@ -104,54 +106,216 @@ public final class CheckReport {
   }
 
   /**
-   * Whether the run showed what the checker must see to be trusted: an unfenced {@code pause-holder} run
-   * must report overlaps and lost updates. Other runs return true.
+   * Whether a {@code pause-holder} injection forced a violation, read from the history: another client
+   * was granted a paused victim's lock during the pause.
+   *
+   * @return true if some pause forced one; false for other faults
+   */
+  public boolean pauseForcedViolation() {
+    if (settings.fault() != Fault.PAUSE_HOLDER) {
+      return false;
+    }
+    for (Checkers.FaultWindow w : f.faults()) {
+      if (w.victim() != null && f.holds().stream().anyMatch(h -> grantedDuringPause(w, h))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean grantedDuringPause(Checkers.FaultWindow w, Checkers.Hold h) {
+    return h.lock().equals(w.victimLock()) && !h.client().equals(w.victim()) && h.startNanos() > w.startNanos()
+        && h.startNanos() < w.endNanos();
+  }
+
+  private static boolean isVictimHold(Checkers.FaultWindow w, Checkers.Hold h) {
+    return h.client().equals(w.victim()) && h.lock().equals(w.victimLock()) && h.startNanos() <= w.startNanos()
+        && h.endNanos() >= w.startNanos();
+  }
+
+  /**
+   * Whether the run showed what the checker must see to be trusted: in an unfenced {@code pause-holder}
+   * run where a pause forced a violation ({@link #pauseForcedViolation()}), the checker must report an
+   * overlap of the paused victim's hold with a hold granted during the pause, and a lost update. Other
+   * runs, and runs where no pause forced anything (those are inconclusive), return true.
    *
    * @return false if the checker missed a violation the run forced
    */
   public boolean checkerSawForcedViolation() {
-    if (settings.fault() != Fault.PAUSE_HOLDER || settings.fenced() || faultsInjected() == 0) {
+    if (settings.fault() != Fault.PAUSE_HOLDER || settings.fenced() || !pauseForcedViolation()) {
       return true;
     }
-    return overlaps() > 0 && lostUpdates() > 0;
+    boolean overlapSeen = f.overlaps().stream().anyMatch(o -> f.faults().stream().anyMatch(w -> w.victim() != null
+        && (isVictimHold(w, o.first()) && grantedDuringPause(w, o.second())
+            || isVictimHold(w, o.second()) && grantedDuringPause(w, o.first()))));
+    return overlapSeen && lostUpdates() > 0;
   }
 
   /**
-   * Violations of what Locksmith promises for this backend and fault: any violation without a fault
-   * (or with faults the backend tolerates: {@code kill-minority}, {@code expire-minority},
-   * {@code reset-link}), and with fencing any lost update or accepted stale write.
+   * What Locksmith promises for a backend under a fault, for {@link #brokenPromises()}.
+   *
+   * <ul>
+   *   <li>{@link #CLEAN}: the fault must not break exclusion at all: no overlap, lost update or accepted
+   *       stale write. {@code none}, {@code kill-holder} and {@code reset-link} everywhere; on Redlock
+   *       also {@code pause-server} (one node of five), {@code kill-minority} and
+   *       {@code expire-minority}.
+   *   <li>{@link #WITHIN_FAULT_WINDOWS}: the fault legitimately breaks exclusion (pause-holder,
+   *       restart-empty, kill-master, expire-majority, blackhole-link, delay-link, pause-server on one
+   *       node), but only around an injection: an overlap is excused if one of its two holds intersects a
+   *       fault window or is the fault victim's hold; any other overlap is a broken promise.
+   * </ul>
+   */
+  public enum Expectation { CLEAN, WITHIN_FAULT_WINDOWS }
+
+  /**
+   * @param backend the backend
+   * @param fault the fault
+   * @return what Locksmith promises for {@code backend} under {@code fault}
+   */
+  public static Expectation expectation(CheckBackend backend, Fault fault) {
+    return switch (fault) {
+      case NONE, KILL_HOLDER, RESET_LINK -> Expectation.CLEAN;
+      case PAUSE_SERVER, KILL_MINORITY, EXPIRE_MINORITY ->
+          backend == CheckBackend.REDLOCK ? Expectation.CLEAN : Expectation.WITHIN_FAULT_WINDOWS;
+      default -> Expectation.WITHIN_FAULT_WINDOWS;
+    };
+  }
+
+  /**
+   * Whether the fault may legitimately make fencing tokens go backwards: only when it loses the
+   * backend's token counter ({@code restart-empty}, {@code kill-master}), where tokens are kept
+   * increasing by the server-clock floor alone (docs/safety.md). Everywhere else the counter survives
+   * and a regression is a broken promise.
+   *
+   * @param fault the fault
+   * @return true for {@code restart-empty} and {@code kill-master}
+   */
+  public static boolean counterMayBeLost(Fault fault) {
+    return fault == Fault.RESTART_EMPTY || fault == Fault.KILL_MASTER;
+  }
+
+  /**
+   * Violations of what Locksmith promises for this backend and fault (see {@link Expectation}): under a
+   * {@link Expectation#CLEAN} expectation any overlap, lost update or accepted stale write; otherwise
+   * any overlap neither of whose holds touches a fault window; any token regression unless the fault
+   * may lose the counter ({@link #counterMayBeLost(Fault)}); and with fencing, a lost update or accepted
+   * stale write on a lock whose tokens did not regress (the exemption is per lock). A failed fault
+   * injection is not a broken promise but an infrastructure failure ({@link #verdict()}).
    *
    * @return descriptions of broken promises; empty if none
    */
   public List<String> brokenPromises() {
     List<String> broken = new ArrayList<>();
-    boolean tolerated = switch (settings.fault()) {
-      case NONE, KILL_MINORITY, EXPIRE_MINORITY, RESET_LINK -> true;
-      default -> false;
-    };
-    if (tolerated) {
+    String under = " under " + settings.backend().cliName() + " / " + settings.fault().cliName();
+    Expectation expected = expectation(settings.backend(), settings.fault());
+    if (expected == Expectation.CLEAN) {
       if (overlaps() > 0) {
-        broken.add(overlaps() + " overlapping holds under " + settings.fault().cliName());
+        broken.add(overlaps() + " overlapping holds" + under);
       }
       if (lostUpdates() > 0) {
-        broken.add(lostUpdates() + " lost updates under " + settings.fault().cliName());
-      }
-      if (tokenRegressions() > 0) {
-        broken.add(tokenRegressions() + " token regressions under " + settings.fault().cliName());
-      }
-    }
-    if (settings.fenced() && tokenRegressions() == 0) {
-      if (lostUpdates() > 0) {
-        broken.add(lostUpdates() + " lost updates despite fencing");
+        broken.add(lostUpdates() + " lost updates" + under);
       }
       if (staleWritesAccepted() > 0) {
-        broken.add(staleWritesAccepted() + " stale writes accepted despite fencing");
+        broken.add(staleWritesAccepted() + " stale writes accepted" + under);
+      }
+    } else {
+      long outside = f.overlaps().stream()
+          .filter(o -> f.faults().stream().noneMatch(w -> w.touches(o.first()) || w.touches(o.second())))
+          .count();
+      if (outside > 0) {
+        broken.add(outside + " overlapping holds outside every fault window" + under);
       }
     }
-    if (nemesisError != null) {
-      broken.add("fault injection failed: " + nemesisError);
+    if (tokenRegressions() > 0 && !counterMayBeLost(settings.fault())) {
+      broken.add(tokenRegressions() + " token regressions" + under + " (the token counter survives this fault)");
+    }
+    if (settings.fenced() && expected != Expectation.CLEAN) {
+      Set<String> regressed = new HashSet<>();
+      f.regressions().forEach(r -> regressed.add(r.later().lock()));
+      int lost = 0;
+      int stale = 0;
+      for (var e : f.lostUpdatesByLock().entrySet()) {
+        lost += regressed.contains(e.getKey()) ? 0 : e.getValue();
+      }
+      for (var e : f.staleWritesAcceptedByLock().entrySet()) {
+        stale += regressed.contains(e.getKey()) ? 0 : e.getValue();
+      }
+      if (lost > 0) {
+        broken.add(lost + " lost updates despite fencing, on locks whose tokens never regressed");
+      }
+      if (stale > 0) {
+        broken.add(stale + " stale writes accepted despite fencing, on locks whose tokens never regressed");
+      }
     }
     return broken;
+  }
+
+  /**
+   * Why the run tested nothing, if it did not: no lock was granted, a fault other than {@code none} was
+   * never injected, or ({@code pause-holder}) no pause let another client in.
+   *
+   * @return the reasons; empty if the run is conclusive
+   */
+  public List<String> inconclusiveReasons() {
+    List<String> reasons = new ArrayList<>();
+    if (acquisitions() == 0) {
+      reasons.add("no lock was granted");
+    }
+    if (settings.fault() != Fault.NONE && faultsInjected() == 0) {
+      reasons.add("fault " + settings.fault().cliName() + " was never injected");
+    } else if (settings.fault() == Fault.PAUSE_HOLDER && !pauseForcedViolation()) {
+      reasons.add("no other client was granted a paused victim's lock during its pause");
+    }
+    return reasons;
+  }
+
+  /** @return whether the run exercised the lock and its fault (see {@link #inconclusiveReasons()}) */
+  public boolean conclusive() {
+    return inconclusiveReasons().isEmpty();
+  }
+
+  /** The verdict of a run, each with the exit code of {@code locksmith check}. */
+  public enum Verdict {
+    /** 0: completed, conclusive, no promise broken; violations the fault is known to cause are findings. */
+    PASSED(0),
+    /** 1: a promise was broken ({@link CheckReport#brokenPromises()}). */
+    PROMISE_BROKEN(1),
+    /** 3: the infrastructure failed: here, fault injection failed (start-up failures never yield a report). */
+    INFRASTRUCTURE_FAILED(3),
+    /** 4: the checker missed a violation the run forced. */
+    CHECKER_BROKEN(4),
+    /** 5: the run tested nothing ({@link CheckReport#inconclusiveReasons()}). */
+    INCONCLUSIVE(5);
+
+    private final int exitCode;
+
+    Verdict(int exitCode) {
+      this.exitCode = exitCode;
+    }
+
+    /** @return the exit code of {@code locksmith check} for this verdict */
+    public int exitCode() {
+      return exitCode;
+    }
+  }
+
+  /**
+   * The verdict, first match wins: a broken promise (evidence of a real violation outranks everything),
+   * a failed fault injection, a checker that missed a forced violation, an inconclusive run, else passed.
+   *
+   * @return the verdict
+   */
+  public Verdict verdict() {
+    if (!brokenPromises().isEmpty()) {
+      return Verdict.PROMISE_BROKEN;
+    }
+    if (nemesisError != null) {
+      return Verdict.INFRASTRUCTURE_FAILED;
+    }
+    if (!checkerSawForcedViolation()) {
+      return Verdict.CHECKER_BROKEN;
+    }
+    return conclusive() ? Verdict.PASSED : Verdict.INCONCLUSIVE;
   }
 
   private Map<String, Object> fields() {
@@ -184,6 +348,11 @@ public final class CheckReport {
     m.put("deployment", deployment);
     m.put("events", events.size());
     m.put("checkerSawForcedViolation", checkerSawForcedViolation());
+    m.put("conclusive", conclusive());
+    m.put("inconclusiveReasons", inconclusiveReasons());
+    m.put("verdict", verdict().name());
+    m.put("exitCode", verdict().exitCode());
+    m.put("nemesisError", nemesisError);
     m.put("brokenPromises", brokenPromises());
     m.put("faultLog", faultLog);
     return m;
@@ -233,6 +402,10 @@ public final class CheckReport {
           + " update was seen\n");
     }
     brokenPromises().forEach(b -> sb.append("VIOLATION: ").append(b).append('\n'));
+    inconclusiveReasons().forEach(r -> sb.append("INCONCLUSIVE: ").append(r).append('\n'));
+    if (nemesisError != null) {
+      sb.append("INFRASTRUCTURE FAILED: fault injection failed: ").append(nemesisError).append('\n');
+    }
     return sb.toString();
   }
 

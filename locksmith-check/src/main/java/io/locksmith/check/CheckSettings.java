@@ -190,7 +190,8 @@ public final class CheckSettings {
     }
 
     /**
-     * @param duration contention time, 2 s..24 h
+     * @param duration contention time, 2 s..24 h, and long enough for one injection cycle of the fault
+     *     (checked by {@link #build()}, whose message gives the minimum)
      * @return this builder
      */
     public Builder duration(Duration duration) {
@@ -232,8 +233,9 @@ public final class CheckSettings {
     /**
      * @return the settings
      * @throws NullPointerException if a duration is null
-     * @throws IllegalArgumentException if a value is out of range, or the backend does not support the
-     *     fault (the message lists the faults it does support)
+     * @throws IllegalArgumentException if a value is out of range, the backend does not support the
+     *     fault (the message lists the faults it does support), or the duration is too short for one
+     *     injection cycle of the fault (the message gives the minimum)
      */
     public CheckSettings build() {
       Objects.requireNonNull(duration, "duration");
@@ -260,6 +262,12 @@ public final class CheckSettings {
       if (thinkMin.isNegative() || thinkMax.compareTo(thinkMin) < 0 || thinkMax.compareTo(lease) >= 0) {
         throw new IllegalArgumentException("think time must satisfy 0 <= min <= max < lease, was " + thinkMin
             + ".." + thinkMax + " with lease " + lease);
+      }
+      long minimum = Nemesis.minimumDurationMillis(fault, lease.toMillis());
+      if (duration.toMillis() < minimum) {
+        throw new IllegalArgumentException("duration " + duration.toMillis() + " ms is too short for one injection of "
+            + fault.cliName() + " with " + lease.toMillis() + " ms leases; it needs at least " + minimum + " ms ("
+            + (minimum + 999) / 1000 + " s)");
       }
       if (!backend.usesChildProcesses()) {
         processes = 0;

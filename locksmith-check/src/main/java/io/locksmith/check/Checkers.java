@@ -21,8 +21,12 @@ import java.util.Set;
  * event. An acquisition with an indeterminate outcome ({@code INFO}) is not a hold.
  *
  * <p><b>"Definitely later".</b> Grant B is definitely later than grant A when B's acquisition was
- * invoked after A's completed. Token monotonicity and staleness are only judged for such pairs, so
- * concurrent acquisitions (which only a broken lock produces) never yield a false report.
+ * invoked after A's completed. Token monotonicity is only judged for such pairs, so concurrent
+ * acquisitions (whose order the lock service may have decided either way) never yield a false report.
+ *
+ * <p><b>Register order.</b> Staleness is judged by the order in which the register applied reads and
+ * writes (the history order of their completions, stamped inside the register's monitor), not by
+ * acquisition times.
  */
 final class Checkers {
   private Checkers() {}
@@ -37,14 +41,42 @@ final class Checkers {
   /** A grant whose token is not larger than that of a definitely earlier grant. */
   record Regression(Hold earlier, Hold later) {}
 
-  /** A fault from injection to healing. */
-  record FaultWindow(long startNanos, long endNanos, String detail) {}
+  /**
+   * A fault from injection to healing.
+   *
+   * @param victim the client the fault was aimed at, or null (see {@link #victimTag(String)})
+   * @param victimLock the lock the victim held when it was picked, or {@code ""}
+   */
+  record FaultWindow(long startNanos, long endNanos, String detail, String victim, String victimLock) {
+    /** @return whether {@code h} intersects this window or is the victim's hold at the injection */
+    boolean touches(Hold h) {
+      if (h.startNanos() < endNanos && h.endNanos() > startNanos) {
+        return true;
+      }
+      return victim != null && victim.equals(h.client()) && victimLock.equals(h.lock()) && h.startNanos() <= endNanos
+          && h.endNanos() >= startNanos;
+    }
+  }
+
+  private static final java.util.regex.Pattern VICTIM = java.util.regex.Pattern.compile("\\[victim ([^\\]]+)\\]");
+
+  /**
+   * The tag a {@code FAULT INVOKE} event's detail carries when the fault picked a victim; the event's
+   * lock is then the victim's lock.
+   *
+   * @param client the victim's client id
+   * @return the tag to append to the detail
+   */
+  static String victimTag(String client) {
+    return " [victim " + client + "]";
+  }
 
   /** Everything the checkers found. */
   record Findings(int acquisitions, int acquireFailures, int acquireIndeterminate, List<Hold> holds,
       List<Overlap> overlaps, long maxOverlapNanos, int lostUpdates, List<Regression> regressions,
       int staleWritesAccepted, int staleWritesRejected, int staleReadsRejected, int writesAccepted,
-      int releasesLost, long maxUnavailableNanos, long maxGapNanos, List<FaultWindow> faults) {}
+      int releasesLost, long maxUnavailableNanos, long maxGapNanos, List<FaultWindow> faults,
+      Map<String, Integer> lostUpdatesByLock, Map<String, Integer> staleWritesAcceptedByLock) {}
 
   static Findings check(List<Event> history, long runEndNanos) {
     List<Hold> holds = holds(history);
@@ -73,9 +105,15 @@ final class Checkers {
     }
     List<FaultWindow> faults = faultWindows(history, runEndNanos);
     long[] unavailable = unavailability(holds, faults, runEndNanos);
-    return new Findings(holds.size(), acquireFail, acquireInfo, holds, overlaps, maxOverlap, lostUpdates(history),
-        tokenRegressions(holds), staleWritesAccepted(history, holds), staleWritesRejected, staleReadsRejected,
-        writesAccepted, releasesLost, unavailable[0], unavailable[1], faults);
+    Map<String, Integer> lostByLock = lostUpdatesByLock(history);
+    Map<String, Integer> staleByLock = staleWritesAcceptedByLock(history, holds);
+    return new Findings(holds.size(), acquireFail, acquireInfo, holds, overlaps, maxOverlap, sum(lostByLock),
+        tokenRegressions(holds), sum(staleByLock), staleWritesRejected, staleReadsRejected,
+        writesAccepted, releasesLost, unavailable[0], unavailable[1], faults, lostByLock, staleByLock);
+  }
+
+  private static int sum(Map<String, Integer> counts) {
+    return counts.values().stream().mapToInt(Integer::intValue).sum();
   }
 
   /** Holds per client, from ACQUIRE OK to RELEASE INVOKE (see the class comment). */
@@ -177,9 +215,14 @@ final class Checkers {
    * write applied after v. Each overwritten write is counted once.
    */
   static int lostUpdates(List<Event> history) {
+    return sum(lostUpdatesByLock(history));
+  }
+
+  /** {@link #lostUpdates(List)} per lock name (locks without a lost update are absent). */
+  static Map<String, Integer> lostUpdatesByLock(List<Event> history) {
     Map<String, List<Long>> applied = new HashMap<>();
     Map<String, Map<Long, Integer>> position = new HashMap<>();
-    Set<Long> lost = new HashSet<>();
+    Map<String, Set<Long>> lost = new LinkedHashMap<>();
     for (Event e : history) {
       if (e.op() != Event.Op.WRITE || e.type() != Event.Type.OK) {
         continue;
@@ -188,12 +231,14 @@ final class Checkers {
       Map<Long, Integer> pos = position.computeIfAbsent(e.lock(), k -> new HashMap<>());
       int base = e.readFrom() == 0 ? -1 : pos.getOrDefault(e.readFrom(), -1);
       for (int k = base + 1; k < seq.size(); k++) {
-        lost.add(seq.get(k));
+        lost.computeIfAbsent(e.lock(), l -> new HashSet<>()).add(seq.get(k));
       }
       pos.put(e.value(), seq.size());
       seq.add(e.value());
     }
-    return lost.size();
+    Map<String, Integer> counts = new LinkedHashMap<>();
+    lost.forEach((lock, versions) -> counts.put(lock, versions.size()));
+    return counts;
   }
 
   /**
@@ -227,14 +272,24 @@ final class Checkers {
   }
 
   /**
-   * Accepted writes made by a superseded holder: before the write was applied, the register had
-   * already been read or written by a holder whose grant is definitely later than the writer's.
+   * Accepted writes made by a superseded holder, judged in register order: a write is stale if, between
+   * its holder's first touch (read or write) of the register under this grant and the write itself,
+   * the register was touched by another holder of the same lock. Touches outside any counted hold are
+   * ignored.
    */
   static int staleWritesAccepted(List<Event> history, List<Hold> holds) {
+    return sum(staleWritesAcceptedByLock(history, holds));
+  }
+
+  /** {@link #staleWritesAccepted(List, List)} per lock name (locks without one are absent). */
+  static Map<String, Integer> staleWritesAcceptedByLock(List<Event> history, List<Hold> holds) {
     Map<String, List<Hold>> byClient = new HashMap<>();
     holds.forEach(h -> byClient.computeIfAbsent(h.client(), k -> new ArrayList<>()).add(h));
-    Map<String, Long> maxToucherInvoke = new HashMap<>(); // per lock, over touches so far
-    int stale = 0;
+    Map<String, Set<Integer>> touched = new HashMap<>(); // per lock: holds that touched it and may still write
+    Set<Integer> interleaved = new HashSet<>(); // holds whose register another holder touched since their first touch
+    Map<String, Integer> stale = new LinkedHashMap<>();
+    Map<Integer, Hold> byId = new HashMap<>();
+    holds.forEach(h -> byId.put(h.id(), h));
     for (Event e : history) {
       boolean touch = (e.op() == Event.Op.READ || e.op() == Event.Op.WRITE) && e.type() == Event.Type.OK;
       if (!touch) {
@@ -244,13 +299,17 @@ final class Checkers {
       if (h == null) {
         continue; // a touch outside any counted hold: nothing to judge
       }
-      if (e.op() == Event.Op.WRITE) {
-        Long later = maxToucherInvoke.get(e.lock());
-        if (later != null && later > h.startNanos()) {
-          stale++;
+      Set<Integer> others = touched.computeIfAbsent(e.lock(), k -> new HashSet<>());
+      if (e.op() == Event.Op.WRITE && interleaved.contains(h.id())) {
+        stale.merge(e.lock(), 1, Integer::sum);
+      }
+      others.removeIf(id -> byId.get(id).endNanos() < e.nanos()); // ended: cannot write again
+      for (int id : others) {
+        if (id != h.id()) {
+          interleaved.add(id);
         }
       }
-      maxToucherInvoke.merge(e.lock(), h.invokeNanos(), Math::max);
+      others.add(h.id());
     }
     return stale;
   }
@@ -278,14 +337,20 @@ final class Checkers {
       if (e.type() == Event.Type.INVOKE) {
         open = e;
       } else if (open != null) {
-        result.add(new FaultWindow(open.nanos(), e.nanos(), open.detail()));
+        result.add(window(open, e.nanos(), ""));
         open = null;
       }
     }
     if (open != null) {
-      result.add(new FaultWindow(open.nanos(), runEndNanos, open.detail() + " (not healed)"));
+      result.add(window(open, runEndNanos, " (not healed)"));
     }
     return result;
+  }
+
+  private static FaultWindow window(Event invoke, long end, String suffix) {
+    var m = VICTIM.matcher(invoke.detail());
+    String victim = m.find() ? m.group(1) : null;
+    return new FaultWindow(invoke.nanos(), end, invoke.detail() + suffix, victim, invoke.lock());
   }
 
   /**

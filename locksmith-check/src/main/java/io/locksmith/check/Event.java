@@ -9,7 +9,8 @@ package io.locksmith.check;
  * @param client the client (worker) id, e.g. {@code p1-t0}; {@code nemesis} for faults
  * @param op what was done
  * @param type invoke, or how it ended
- * @param lock the lock name (= register name), or {@code ""}
+ * @param lock the lock name (= register name), or {@code ""}; for a {@code FAULT} invoke that picked a
+ *     victim, the victim's lock (its detail then ends with {@code Checkers.victimTag(client)})
  * @param token the fencing token involved, or 0
  * @param value for read/write completions the register version (write id) read or written, else 0
  * @param readFrom for writes the version the writer had read, else 0

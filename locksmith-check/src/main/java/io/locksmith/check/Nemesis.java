@@ -77,11 +77,11 @@ final class Nemesis {
 
   private void loop() {
     try {
-      if (s.fault() == Fault.NONE || !pause(Math.min(2_000, s.duration().toMillis() / 5))) {
+      if (s.fault() == Fault.NONE || !pause(firstInjectionDelayMillis(s.duration().toMillis()))) {
         return;
       }
-      long cycle = cycleMillis();
-      while (stop.getCount() > 0 && remaining() > cycle) {
+      long cycle = cycleMillis(s.fault(), lease);
+      while (stop.getCount() > 0 && remaining() > cycle) { // CheckSettings guarantees one pass
         once();
         if (s.fault() == Fault.KILL_MASTER || !pause(lease + 1_000)) {
           return;
@@ -95,9 +95,32 @@ final class Nemesis {
     }
   }
 
+  /** How long after the start the first injection is attempted. */
+  static long firstInjectionDelayMillis(long durationMillis) {
+    return Math.min(2_000, durationMillis / 5);
+  }
+
+  /** Slack for the nemesis' own scheduling when deciding whether a run is long enough for one cycle. */
+  static final long CYCLE_SLACK_MILLIS = 500;
+
+  /**
+   * The shortest duration in which the nemesis attempts at least one injection of {@code fault}: the
+   * first-injection delay plus one {@linkplain #cycleMillis cycle} plus {@link #CYCLE_SLACK_MILLIS}.
+   *
+   * @return the minimum in milliseconds; 0 for {@code none}
+   */
+  static long minimumDurationMillis(Fault fault, long leaseMillis) {
+    if (fault == Fault.NONE) {
+      return 0;
+    }
+    long need = cycleMillis(fault, leaseMillis) + CYCLE_SLACK_MILLIS;
+    long shortRun = (need * 5 + 3) / 4 + 1; // delay d/5: d - d/5 > need
+    return shortRun < 10_000 ? shortRun : need + 2_000 + 1; // delay 2 s from 10 s on
+  }
+
   /** Time one injection needs to play out, so the last one is not cut short by the end of the run. */
-  private long cycleMillis() {
-    return switch (s.fault()) {
+  static long cycleMillis(Fault fault, long lease) {
+    return switch (fault) {
       case PAUSE_HOLDER, BLACKHOLE_LINK -> 3 * lease + 1_000;
       case KILL_MASTER -> 2_000;
       default -> 2 * lease + 1_000;
@@ -109,7 +132,17 @@ final class Nemesis {
   }
 
   private void fault(String what, Action action) throws Exception {
-    run.history.record("nemesis", Event.Op.FAULT, Event.Type.INVOKE, "", 0, 0, 0, what);
+    fault(null, what, action);
+  }
+
+  /**
+   * Records a fault window around {@code action}. With a victim, the invoke event carries the victim's
+   * lock and {@link Checkers#victimTag(String)} so the verdict can tell the victim's holds apart.
+   */
+  private void fault(Register.Chosen victim, String what, Action action) throws Exception {
+    String detail = victim == null ? what : what + Checkers.victimTag(victim.client());
+    run.history.record("nemesis", Event.Op.FAULT, Event.Type.INVOKE, victim == null ? "" : victim.lock(), 0, 0, 0,
+        detail);
     run.note("fault: " + what);
     try {
       action.run();
@@ -121,7 +154,16 @@ final class Nemesis {
 
   /** Waits for the next client accepted by {@code eligible} to read; null if none did in time. */
   private Register.Chosen victim(Predicate<String> eligible, long thinkMillis) throws Exception {
-    CompletableFuture<Register.Chosen> chosen = run.register.chooseVictim(eligible, thinkMillis);
+    return victim(eligible, thinkMillis, false);
+  }
+
+  /**
+   * Waits for the next client accepted by {@code eligible} to read; null if none did in time. With
+   * {@code holdReply} the victim's read does not return until the caller calls
+   * {@link Register.Chosen#release()}, which it must do in a {@code finally}.
+   */
+  private Register.Chosen victim(Predicate<String> eligible, long thinkMillis, boolean holdReply) throws Exception {
+    CompletableFuture<Register.Chosen> chosen = run.register.chooseVictim(eligible, thinkMillis, holdReply);
     long deadline = System.nanoTime() + VICTIM_WAIT.toNanos();
     while (stop.getCount() > 0 && System.nanoTime() < deadline) {
       try {
@@ -131,6 +173,10 @@ final class Nemesis {
       }
     }
     run.register.cancelVictim();
+    Register.Chosen late = chosen.getNow(null);
+    if (late != null) {
+      late.release(); // chosen just as we gave up: let its read return
+    }
     if (stop.getCount() > 0) {
       run.note("no client read its register within " + VICTIM_WAIT.toSeconds() + " s; skipped one injection");
     }
@@ -138,10 +184,14 @@ final class Nemesis {
   }
 
   private Register.Chosen childVictim(long thinkMillis) throws Exception {
+    return childVictim(thinkMillis, false);
+  }
+
+  private Register.Chosen childVictim(long thinkMillis, boolean holdReply) throws Exception {
     return victim(client -> {
       Child c = run.childOf(client);
       return c != null && !c.isKilled();
-    }, thinkMillis);
+    }, thinkMillis, holdReply);
   }
 
   private void once() throws Exception {
@@ -149,20 +199,29 @@ final class Nemesis {
     switch (s.fault()) {
       case NONE -> { }
       case PAUSE_HOLDER -> {
-        Register.Chosen v = childVictim(400);
+        // the victim's read reply is held until its JVM is stopped: it cannot write before the pause
+        Register.Chosen v = childVictim(400, true);
         if (v == null) {
           return;
         }
-        Child c = run.childOf(v.client());
-        fault("SIGSTOP client JVM " + c.index + " (pid " + c.pid() + ") while " + v.client() + " holds "
-            + v.lock() + ", for " + (2 * lease + 500) + " ms", () -> {
-              c.pause();
-              try {
-                pause(2 * lease + 500);
-              } finally {
-                c.resume();
-              }
-            });
+        try {
+          Child c = run.childOf(v.client());
+          fault(v, "SIGSTOP client JVM " + c.index + " (pid " + c.pid() + ") while " + v.client() + " holds "
+              + v.lock() + ", for " + (2 * lease + 500) + " ms", () -> {
+                try {
+                  c.pause();
+                } finally {
+                  v.release(); // the reply waits in the stopped JVM's pipe
+                }
+                try {
+                  pause(2 * lease + 500);
+                } finally {
+                  c.resume();
+                }
+              });
+        } finally {
+          v.release();
+        }
       }
       case KILL_HOLDER -> {
         Register.Chosen v = childVictim(400);
@@ -170,7 +229,7 @@ final class Nemesis {
           return;
         }
         Child c = run.childOf(v.client());
-        fault("kill -9 client JVM " + c.index + " (pid " + c.pid() + ") while " + v.client() + " holds "
+        fault(v, "kill -9 client JVM " + c.index + " (pid " + c.pid() + ") while " + v.client() + " holds "
             + v.lock() + "; a new JVM replaces it", () -> {
               c.kill();
               run.replace(c);
@@ -181,16 +240,20 @@ final class Nemesis {
         fault("freeze replication, grant, kill -9 the master " + group.master().port() + ", await the failover",
             () -> {
               group.freezeReplication();
-              pause(200); // grants from now on are only on the master
-              Register.Chosen v = victim(c -> true, 12_000);
-              if (v != null) {
-                run.note(v.client() + " holds " + v.lock() + ", granted after the freeze");
+              try {
+                pause(200); // grants from now on are only on the master
+                Register.Chosen v = victim(c -> true, 12_000);
+                if (v != null) {
+                  run.note(v.client() + " holds " + v.lock() + ", granted after the freeze");
+                }
+                long killed = System.nanoTime();
+                group.killMaster();
+                RedisServer promoted = group.awaitFailover(Duration.ofSeconds(40));
+                run.note("failover to " + promoted.port() + " after " + (System.nanoTime() - killed) / 1_000_000
+                    + " ms");
+              } finally {
+                group.thawReplication(); // also when the failover failed or the run was stopped
               }
-              long killed = System.nanoTime();
-              group.killMaster();
-              RedisServer promoted = group.awaitFailover(Duration.ofSeconds(40));
-              run.note("failover to " + promoted.port() + " after " + (System.nanoTime() - killed) / 1_000_000 + " ms");
-              group.thawReplication();
             });
       }
       case RESTART_EMPTY -> {
@@ -199,7 +262,7 @@ final class Nemesis {
         if (v == null) {
           return;
         }
-        fault("restart " + targets.size() + " node(s) empty, one after another, while " + v.client() + " holds "
+        fault(v, "restart " + targets.size() + " node(s) empty, one after another, while " + v.client() + " holds "
             + v.lock(), () -> {
               for (RedisServer n : targets) {
                 n.restart();
@@ -213,7 +276,7 @@ final class Nemesis {
         if (v == null) {
           return;
         }
-        fault("DEBUG SLEEP " + sleep + " ms on node " + node.port() + " while " + v.client() + " holds " + v.lock(),
+        fault(v, "DEBUG SLEEP " + sleep + " ms on node " + node.port() + " while " + v.client() + " holds " + v.lock(),
             () -> node.command(Duration.ofMillis(sleep + 5_000), "DEBUG", "SLEEP",
                 String.format(Locale.ROOT, "%.3f", sleep / 1000.0)));
       }
@@ -224,7 +287,7 @@ final class Nemesis {
         if (v == null) {
           return;
         }
-        fault("expire " + v.lock() + " early on " + count + " of " + nodes.size() + " node(s) while " + v.client()
+        fault(v, "expire " + v.lock() + " early on " + count + " of " + nodes.size() + " node(s) while " + v.client()
             + " holds it", () -> {
               for (RedisServer n : nodes.subList(0, count)) {
                 n.command("PEXPIRE", Deployment.lockKey(v.lock()), "1");
@@ -262,7 +325,7 @@ final class Nemesis {
     List<TcpProxy> links = run.deployment.links(c.index);
     String who = " of client JVM " + c.index + " while " + v.client() + " holds " + v.lock();
     switch (s.fault()) {
-      case BLACKHOLE_LINK -> fault("blackhole the links" + who + " for " + hold + " ms", () -> {
+      case BLACKHOLE_LINK -> fault(v, "blackhole the links" + who + " for " + hold + " ms", () -> {
         links.forEach(TcpProxy::blackhole);
         try {
           pause(hold);
@@ -271,8 +334,8 @@ final class Nemesis {
           links.forEach(TcpProxy::resetAll); // streams that lost bytes are corrupt: make the client reconnect
         }
       });
-      case RESET_LINK -> fault("reset the connections" + who, () -> links.forEach(TcpProxy::resetAll));
-      default -> fault("delay the links" + who + " by " + lease / 2 + " ms for " + hold + " ms", () -> {
+      case RESET_LINK -> fault(v, "reset the connections" + who, () -> links.forEach(TcpProxy::resetAll));
+      default -> fault(v, "delay the links" + who + " by " + lease / 2 + " ms for " + hold + " ms", () -> {
         links.forEach(p -> p.delay(Duration.ofMillis(lease / 2)));
         try {
           pause(hold);

@@ -24,10 +24,22 @@ final class Register {
   /** The result of a read: the version read, how long to think, or {@code stale} if fenced off. */
   record ReadResult(boolean stale, long version, long thinkMillis) {}
 
-  /** The holder a fault picked: it has just read {@code lock} under the lock. */
-  record Chosen(String client, String lock) {}
+  /** How long a held read reply waits at most for {@link Chosen#release()}, so a lost release never hangs a run. */
+  static final long HELD_REPLY_MAX_MILLIS = 10_000;
 
-  private record Victim(Predicate<String> eligible, long thinkMillis, CompletableFuture<Chosen> chosen) {}
+  /**
+   * The holder a fault picked: it has just read {@code lock} under the lock. If the victim was chosen with
+   * a held reply, its read does not return until {@link #release()} (or {@link #HELD_REPLY_MAX_MILLIS}).
+   */
+  record Chosen(String client, String lock, CompletableFuture<Void> reply) {
+    /** Lets the victim's read return. Idempotent. */
+    void release() {
+      reply.complete(null);
+    }
+  }
+
+  private record Victim(Predicate<String> eligible, long thinkMillis, boolean holdReply,
+      CompletableFuture<Chosen> chosen) {}
 
   private final boolean fenced;
   private final History history;
@@ -48,10 +60,12 @@ final class Register {
 
   /**
    * The next client accepted by {@code eligible} that reads successfully thinks for {@code thinkMillis}
-   * and completes the returned future with its id (inside the read, before the reply is sent).
+   * and completes the returned future with its id (inside the read, before the reply is sent). With
+   * {@code holdReply}, the victim's read then waits for {@link Chosen#release()} before it returns, so a
+   * fault can be put in place while the victim is certainly still in its critical section.
    */
-  CompletableFuture<Chosen> chooseVictim(Predicate<String> eligible, long thinkMillis) {
-    Victim v = new Victim(eligible, thinkMillis, new CompletableFuture<>());
+  CompletableFuture<Chosen> chooseVictim(Predicate<String> eligible, long thinkMillis, boolean holdReply) {
+    Victim v = new Victim(eligible, thinkMillis, holdReply, new CompletableFuture<>());
     victim = v;
     return v.chosen();
   }
@@ -67,6 +81,21 @@ final class Register {
 
   ReadResult read(String client, String lock, long token) {
     history.record(client, Event.Op.READ, Event.Type.INVOKE, lock, token, 0, 0, "");
+    CompletableFuture<Void> held = new CompletableFuture<>();
+    ReadResult result = read(client, lock, token, held);
+    if (!held.isDone()) { // chosen as a victim with a held reply: wait outside the register's monitor
+      try {
+        held.get(HELD_REPLY_MAX_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        // reply anyway: the fault was not put in place in time
+      }
+    }
+    return result;
+  }
+
+  private ReadResult read(String client, String lock, long token, CompletableFuture<Void> held) {
     long[] cell = cells.computeIfAbsent(lock, k -> new long[1]);
     synchronized (cell) {
       if (fenced) {
@@ -74,6 +103,7 @@ final class Register {
           guard.admit(lock, token);
         } catch (StaleTokenException e) {
           history.record(client, Event.Op.READ, Event.Type.FAIL, lock, token, 0, 0, "stale: " + e.highestSeen());
+          held.complete(null);
           return new ReadResult(true, 0, 0);
         }
       }
@@ -83,7 +113,12 @@ final class Register {
       if (v != null && v.eligible().test(client)) {
         victim = null;
         think = Math.max(think, v.thinkMillis());
-        v.chosen().complete(new Chosen(client, lock));
+        if (!v.holdReply()) {
+          held.complete(null);
+        }
+        v.chosen().complete(new Chosen(client, lock, held));
+      } else {
+        held.complete(null);
       }
       if (think > longestThink) {
         longestThink = think;

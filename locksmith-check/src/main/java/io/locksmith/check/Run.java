@@ -129,20 +129,34 @@ final class Run {
       }
       throw e;
     } finally {
-      if (nemesis != null) {
-        nemesis.stopAndJoin(Duration.ofSeconds(30));
+      try {
+        if (nemesis != null) {
+          nemesis.stopAndJoin(Duration.ofSeconds(30));
+        }
+      } finally { // also when interrupted while joining the nemesis
+        cleanUp(localClients, watchdog, completed);
       }
-      localStop.set(true);
+    }
+  }
+
+  /** Stops every child, client and server; each step runs even if an earlier one failed. */
+  private void cleanUp(List<LockClient> localClients, ScheduledExecutorService watchdog, boolean completed) {
+    localStop.set(true);
+    try {
       children.forEach(Child::destroy);
       localClients.forEach(LockClient::close);
-      if (deployment != null) {
-        deployment.close();
-      }
-      watchdog.shutdownNow();
-      if (completed) {
-        deleteWorkDir();
-      } else {
-        log.println("check: client JVM logs kept in " + workDir);
+    } finally {
+      try {
+        if (deployment != null) {
+          deployment.close();
+        }
+      } finally {
+        watchdog.shutdownNow();
+        if (completed) {
+          deleteWorkDir();
+        } else {
+          log.println("check: client JVM logs kept in " + workDir);
+        }
       }
     }
   }

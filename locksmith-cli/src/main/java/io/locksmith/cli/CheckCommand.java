@@ -15,13 +15,26 @@ import java.util.stream.Collectors;
 
 /**
  * {@code locksmith check}: parses the options, runs {@link SafetyCheck}, prints the summary and writes the
- * JSON and HTML reports. Exit codes: 0 the run completed (violations a fault is known to cause are
- * findings, not failures); 1 a promise was broken (a violation without a fault, or despite fencing);
- * 4 the checker missed a violation it forced (it is broken).
+ * JSON and HTML reports.
+ *
+ * <p>Exit codes (also in {@link #help()} and docs/safety.md):
+ *
+ * <ul>
+ *   <li>0: passed: the run was conclusive and no promise was broken (violations the fault is known to
+ *       cause, inside its fault windows, are findings, not failures);
+ *   <li>1: a promise was broken ({@link CheckReport#brokenPromises()});
+ *   <li>2: bad command line, including settings {@link CheckSettings.Builder#build()} rejects;
+ *   <li>3: the tool or its infrastructure failed: a backend or client JVM could not start, the run hit
+ *       its hard deadline, a fault injection failed;
+ *   <li>4: the checker is broken: it missed a violation the run forced (also a failed self-test);
+ *   <li>5: inconclusive: the run tested nothing (no grant, or the fault was never injected).
+ * </ul>
  */
 final class CheckCommand {
-  static final int PROMISE_BROKEN = 1;
-  static final int CHECKER_BROKEN = 4;
+  static final int PROMISE_BROKEN = CheckReport.Verdict.PROMISE_BROKEN.exitCode();
+  static final int INFRASTRUCTURE_FAILED = CheckReport.Verdict.INFRASTRUCTURE_FAILED.exitCode();
+  static final int CHECKER_BROKEN = CheckReport.Verdict.CHECKER_BROKEN.exitCode();
+  static final int INCONCLUSIVE = CheckReport.Verdict.INCONCLUSIVE.exitCode();
 
   private CheckCommand() {}
 
@@ -40,8 +53,14 @@ final class CheckCommand {
     for (Fault f : Fault.values()) {
       sb.append(String.format("  %-16s %s%n", f.cliName(), f.description()));
     }
-    sb.append("exit: 0 completed, 1 a promise was broken (violation without a tolerated fault, or despite fencing),\n")
-        .append("      2 bad command line, 4 the checker missed a violation it forced (the checker is broken)");
+    sb.append("exit: 0 passed (conclusive, no promise broken; violations inside a fault's windows are findings)\n")
+        .append("      1 a promise was broken (a violation the backend must not show under this fault, a token\n")
+        .append("        regression where the counter survives, a lost or stale write despite fencing)\n")
+        .append("      2 bad command line (including a --duration too short for one injection of the fault)\n")
+        .append("      3 the tool or its infrastructure failed (backend or client JVM did not start, deadline,\n")
+        .append("        fault injection failed)\n")
+        .append("      4 the checker is broken (it missed a violation it forced; a failed --self-test)\n")
+        .append("      5 inconclusive: the run tested nothing (no grant, or the fault was never injected)");
     return sb.toString();
   }
 
@@ -77,13 +96,32 @@ final class CheckCommand {
     } catch (IllegalArgumentException e) {
       throw new Args.UsageException(e.getMessage());
     }
-    CheckReport report = SafetyCheck.run(settings, out);
-    write(report, args, out);
-    if (!report.checkerSawForcedViolation()) {
-      out.println("locksmith check: the checker is broken: it saw no violation where paused holders forced one");
-      return CHECKER_BROKEN;
+    CheckReport report;
+    try {
+      report = SafetyCheck.run(settings, out);
+    } catch (RuntimeException | InterruptedException e) {
+      return infrastructureFailed(e, out);
     }
-    return report.brokenPromises().isEmpty() ? 0 : PROMISE_BROKEN;
+    write(report, args, out);
+    CheckReport.Verdict verdict = report.verdict();
+    switch (verdict) {
+      case CHECKER_BROKEN -> out.println("locksmith check: the checker is broken: it saw no violation where paused"
+          + " holders forced one");
+      case INFRASTRUCTURE_FAILED -> out.println("locksmith check: infrastructure failed: " + report.nemesisError());
+      case INCONCLUSIVE -> out.println("locksmith check: inconclusive: " + String.join("; ",
+          report.inconclusiveReasons()));
+      case PROMISE_BROKEN -> out.println("locksmith check: a promise was broken");
+      case PASSED -> { }
+    }
+    return verdict.exitCode();
+  }
+
+  private static int infrastructureFailed(Exception e, PrintStream out) {
+    if (e instanceof InterruptedException) {
+      Thread.currentThread().interrupt();
+    }
+    out.println("locksmith check: infrastructure failed, nothing was checked: " + e);
+    return INFRASTRUCTURE_FAILED;
   }
 
   private static int selfTest(Args args, PrintStream out) throws Exception {
@@ -91,7 +129,12 @@ final class CheckCommand {
     if (duration.compareTo(Duration.ofSeconds(6)) < 0) {
       throw new Args.UsageException("--self-test needs --duration of at least 6s");
     }
-    SafetyCheck.SelfTest t = SafetyCheck.selfTest(duration, out);
+    SafetyCheck.SelfTest t;
+    try {
+      t = SafetyCheck.selfTest(duration, out);
+    } catch (RuntimeException | InterruptedException e) {
+      return infrastructureFailed(e, out);
+    }
     for (CheckReport r : t.reports()) {
       out.print(r.toTable());
     }

@@ -30,7 +30,9 @@ public final class Main {
       "  check --backend redis|sentinel|cluster|redlock|in-jvm --fault NAME [--fenced|--unfenced] [--clients N]",
       "        [--duration 30s] [--json FILE] [--html FILE]   |   check --self-test   |   check --help",
       "        the safety checker: contending clients under an injected fault, checked for overlapping",
-      "        holds, lost updates, token regressions and stale writes (faults and backends: check --help)",
+      "        holds, lost updates, token regressions and stale writes (faults and backends: check --help).",
+      "        Exits 0 passed, 1 a promise was broken, 2 bad command line, 3 infrastructure failed,",
+      "        4 the checker is broken, 5 inconclusive (nothing was tested)",
       "  help");
 
   private Main() {}

@@ -81,7 +81,12 @@ class MainTest {
     assertThat(Main.run(new String[] {"check", "--backend", "etcd", "--fault", "none"}, out, err)).isEqualTo(2);
     assertThat(Main.run(new String[] {"check", "--backend", "redis", "--fault", "none", "--fenced", "--unfenced"},
         out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"check", "--backend", "redis", "--fault", "pause-holder", "--duration", "5s"},
+        out, err)).isEqualTo(2);
+    assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("1 a promise was broken",
+        "3 the tool or its infrastructure failed", "4 the checker is broken", "5 inconclusive");
     assertThat(errBytes.toString(StandardCharsets.UTF_8))
+        .contains("too short for one injection of pause-holder").contains("at least 9376 ms")
         .contains("backend redis does not support fault kill-master; it supports: none, pause-holder")
         .contains("check needs --backend and --fault").contains("unknown backend 'etcd'")
         .contains("--fenced and --unfenced exclude each other");
