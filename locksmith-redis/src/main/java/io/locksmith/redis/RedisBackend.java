@@ -83,8 +83,6 @@ final class RedisBackend implements LockBackend {
   private static final int RENEW_CHUNK = 256;
   /** Wake-up message tag of the exclusive lock's waiters; see {@link #onWakeMessage}. */
   static final char EXCLUSIVE_TAG = 'x';
-  /** Wake-up message tag of semaphore waiters. */
-  static final char SEMAPHORE_TAG = 's';
   /** Longest pause between two reconnection attempts of a dropped connection. */
   static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
   /** Least time between two attempts to connect a node that could not be reached (Redlock). */
@@ -398,7 +396,7 @@ final class RedisBackend implements LockBackend {
         return this;
       case RedisFairLock.TAG:
         return fair;
-      case SEMAPHORE_TAG:
+      case RedisSemaphore.TAG:
         return semaphoreOps(1); // passing a wake-up reads the stored count, not the declared one
       case RedisReadWriteOps.READ_TAG:
         return readWrite.read();

@@ -30,6 +30,8 @@ import org.slf4j.LoggerFactory;
  * and every count considers unexpired members only. Thread-safe; shares the backend's connections.
  */
 final class RedisSemaphore implements SemaphoreOps {
+  /** Wake-up message tag of semaphore waiters (see {@link RedisBackend#onWakeMessage}). */
+  static final char TAG = 's';
   private static final Logger log = LoggerFactory.getLogger(RedisSemaphore.class);
 
   private final RedisBackend backend;
@@ -53,7 +55,7 @@ final class RedisSemaphore implements SemaphoreOps {
   }
 
   private static String wakeTag(String name) {
-    return RedisBackend.SEMAPHORE_TAG + name;
+    return TAG + name;
   }
 
   @Override
