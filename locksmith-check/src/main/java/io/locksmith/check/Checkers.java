@@ -104,7 +104,7 @@ final class Checkers {
       }
     }
     List<FaultWindow> faults = faultWindows(history, runEndNanos);
-    long[] unavailable = unavailability(holds, faults, runEndNanos);
+    long[] unavailable = unavailability(history, holds, faults, runEndNanos);
     Map<String, Integer> lostByLock = lostUpdatesByLock(history);
     Map<String, Integer> staleByLock = staleWritesAcceptedByLock(history, holds);
     return new Findings(holds.size(), acquireFail, acquireInfo, holds, overlaps, maxOverlap, sum(lostByLock),
@@ -354,30 +354,59 @@ final class Checkers {
   }
 
   /**
-   * Per lock, the gaps between successive grants (and from the last grant to the end of the run).
-   * Returns {longest gap touching a fault window (or longest gap if there were no faults), longest gap}.
+   * Per lock, the gaps between successive grants (and from the last grant to the end of the run). A gap
+   * counts as unavailability only for as long as some client was waiting for that lock in it: a lock
+   * nobody asked for is idle, not unavailable (e.g. while every client waits behind a fault's victim on
+   * another lock). Returns {longest such wait in a gap touching a fault window (or in any gap if there
+   * were no faults), longest gap}.
    */
-  static long[] unavailability(List<Hold> holds, List<FaultWindow> faults, long runEndNanos) {
+  static long[] unavailability(List<Event> history, List<Hold> holds, List<FaultWindow> faults,
+      long runEndNanos) {
+    Map<String, List<long[]>> attempts = new HashMap<>(); // per lock: {invoke, completion}
+    Map<String, long[]> pending = new HashMap<>(); // per client: its attempt in flight
+    for (Event e : history) {
+      if (e.op() != Event.Op.ACQUIRE) {
+        continue;
+      }
+      if (e.type() == Event.Type.INVOKE) {
+        long[] a = {e.nanos(), runEndNanos};
+        attempts.computeIfAbsent(e.lock(), k -> new ArrayList<>()).add(a);
+        pending.put(e.client(), a);
+      } else {
+        long[] a = pending.remove(e.client());
+        if (a != null) {
+          a[1] = e.nanos();
+        }
+      }
+    }
     Map<String, List<Long>> starts = new HashMap<>();
     for (Hold h : holds) {
       starts.computeIfAbsent(h.lock(), k -> new ArrayList<>()).add(h.startNanos());
     }
     long maxGap = 0;
-    long maxFaultGap = 0;
-    for (List<Long> s : starts.values()) {
+    long maxWait = 0;
+    long maxFaultWait = 0;
+    for (Map.Entry<String, List<Long>> entry : starts.entrySet()) {
+      List<Long> s = entry.getValue();
+      List<long[]> tries = attempts.getOrDefault(entry.getKey(), List.of());
       s.sort(null);
       s.add(Math.max(runEndNanos, s.get(s.size() - 1)));
       for (int i = 1; i < s.size(); i++) {
         long from = s.get(i - 1);
         long to = s.get(i);
         maxGap = Math.max(maxGap, to - from);
+        long waited = 0;
+        for (long[] a : tries) {
+          waited = Math.max(waited, Math.min(a[1], to) - Math.max(a[0], from));
+        }
+        maxWait = Math.max(maxWait, waited);
         for (FaultWindow f : faults) {
           if (from < f.endNanos() && to > f.startNanos()) {
-            maxFaultGap = Math.max(maxFaultGap, to - from);
+            maxFaultWait = Math.max(maxFaultWait, waited);
           }
         }
       }
     }
-    return new long[] {faults.isEmpty() ? maxGap : maxFaultGap, maxGap};
+    return new long[] {faults.isEmpty() ? maxWait : maxFaultWait, maxGap};
   }
 }

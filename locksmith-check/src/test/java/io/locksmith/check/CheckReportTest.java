@@ -25,7 +25,7 @@ class CheckReportTest {
   /** Backend × fault pairs where the fault must not break exclusion at all. */
   private static boolean mustStayClean(CheckBackend b, Fault f) {
     return f == Fault.NONE || f == Fault.KILL_HOLDER || f == Fault.RESET_LINK
-        || (b == CheckBackend.REDLOCK && EnumSet.of(Fault.PAUSE_SERVER, Fault.KILL_MINORITY, Fault.EXPIRE_MINORITY)
+        || (b == CheckBackend.REDLOCK && EnumSet.of(Fault.PAUSE_SERVER, Fault.KILL_MINORITY)
             .contains(f));
   }
 
@@ -188,7 +188,7 @@ class CheckReportTest {
   void reviewP6OverlapsUnderKillHolderAndUnderRedlockPauseServerAreBroken() {
     for (var bf : List.of(List.of(CheckBackend.REDIS, Fault.KILL_HOLDER), List.of(CheckBackend.SENTINEL,
         Fault.KILL_HOLDER), List.of(CheckBackend.REDLOCK, Fault.PAUSE_SERVER), List.of(CheckBackend.REDLOCK,
-        Fault.KILL_MINORITY), List.of(CheckBackend.REDLOCK, Fault.EXPIRE_MINORITY))) {
+        Fault.KILL_MINORITY))) {
       CheckReport r = overlapInWindow(false).report((CheckBackend) bf.get(0), (Fault) bf.get(1), false);
       assertThat(r.brokenPromises()).as(bf.toString()).anyMatch(p -> p.contains("overlapping holds"))
           .anyMatch(p -> p.contains("lost updates"));
