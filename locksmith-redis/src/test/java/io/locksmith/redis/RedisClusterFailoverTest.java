@@ -8,7 +8,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.BackendUnavailableException;
 import io.locksmith.Lease;
-import io.locksmith.LeaseListener;
 import io.locksmith.LeaseState;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
@@ -19,13 +18,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -77,9 +73,9 @@ class RedisClusterFailoverTest {
         .acquire(Duration.ofSeconds(5));
     Lease dropped = holder.lock(nameOn(cluster, holder, victim, "dropped-"),
         LockOptions.watched(Duration.ofSeconds(20))).acquire(Duration.ofSeconds(5));
-    History briefHistory = History.of(brief);
-    History longHistory = History.of(longer);
-    History droppedHistory = History.of(dropped);
+    LeaseHistory briefHistory = LeaseHistory.of(brief);
+    LeaseHistory longHistory = LeaseHistory.of(longer);
+    LeaseHistory droppedHistory = LeaseHistory.of(dropped);
     Lease heldHere = holder.lock(contendedHere, LockOptions.watched(Duration.ofSeconds(30))).acquire(Duration.ofSeconds(5));
     Lease heldThere = holder.lock(contendedThere, LockOptions.watched(Duration.ofSeconds(30)))
         .acquire(Duration.ofSeconds(5));
@@ -234,49 +230,6 @@ class RedisClusterFailoverTest {
       return true;
     } catch (BackendUnavailableException e) {
       return false;
-    }
-  }
-
-  /** The state changes of one lease, with the time each was reported. */
-  private static final class History implements LeaseListener {
-    private record Change(LeaseState to, long at) {}
-
-    private final List<Change> changes = new CopyOnWriteArrayList<>();
-    final CountDownLatch lost = new CountDownLatch(1);
-
-    static History of(Lease lease) {
-      History h = new History();
-      lease.addListener(h);
-      return h;
-    }
-
-    @Override
-    public void stateChanged(Lease lease, LeaseState from, LeaseState to) {
-      changes.add(new Change(to, System.nanoTime()));
-      if (to == LeaseState.LOST) {
-        lost.countDown();
-      }
-    }
-
-    long lostAt() {
-      return changes.stream().filter(c -> c.to() == LeaseState.LOST).findFirst().orElseThrow().at();
-    }
-
-    /** Once UNCERTAIN or LOST, a lease whose key is gone must never be reported HELD again. */
-    void assertNeverHeldAfterDoubt() {
-      boolean doubted = false;
-      for (Change c : changes) {
-        if (c.to() == LeaseState.UNCERTAIN || c.to() == LeaseState.LOST) {
-          doubted = true;
-        } else if (doubted) {
-          assertThat(c.to()).as("state after UNCERTAIN/LOST in " + this).isNotEqualTo(LeaseState.HELD);
-        }
-      }
-    }
-
-    @Override
-    public String toString() {
-      return "HELD" + changes.stream().map(c -> " -> " + c.to()).collect(Collectors.joining());
     }
   }
 }

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.locksmith.BackendUnavailableException;
 import io.locksmith.Lease;
-import io.locksmith.LeaseListener;
 import io.locksmith.LeaseState;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
@@ -17,12 +16,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -129,8 +125,8 @@ class RedisSentinelFailoverTest {
     long longAcquiredAt = System.nanoTime();
     Lease longer = holder.lock("frozen-long", LockOptions.watched(Duration.ofSeconds(20)))
         .acquire(Duration.ofSeconds(5));
-    History briefHistory = History.of(brief);
-    History longHistory = History.of(longer);
+    LeaseHistory briefHistory = LeaseHistory.of(brief);
+    LeaseHistory longHistory = LeaseHistory.of(longer);
     assertThat(brief.isHeld()).isTrue();
     assertThat(longer.isHeld()).isTrue();
     for (RedisServer replica : group.replicas()) {
@@ -190,7 +186,7 @@ class RedisSentinelFailoverTest {
     RedisLockClient other = client();
     String name = "replicated";
     Lease lease = holder.lock(name, LockOptions.watched(Duration.ofSeconds(20))).acquire(Duration.ofSeconds(5));
-    History history = History.of(lease);
+    LeaseHistory history = LeaseHistory.of(lease);
     group.awaitReplication(Duration.ofSeconds(10));
     for (RedisServer replica : group.replicas()) {
       assertThat(replica.command("EXISTS", key(holder, name))).as("grant replicated to %s", replica)
@@ -409,48 +405,5 @@ class RedisSentinelFailoverTest {
 
   private static RedisServer runningSentinel() {
     return group.sentinels().stream().filter(RedisServer::isRunning).findFirst().orElseThrow();
-  }
-
-  /** The state changes of one lease, with the time each was reported. */
-  private static final class History implements LeaseListener {
-    private record Change(LeaseState to, long at) {}
-
-    private final List<Change> changes = new CopyOnWriteArrayList<>();
-    final CountDownLatch lost = new CountDownLatch(1);
-
-    static History of(Lease lease) {
-      History h = new History();
-      lease.addListener(h);
-      return h;
-    }
-
-    @Override
-    public void stateChanged(Lease lease, LeaseState from, LeaseState to) {
-      changes.add(new Change(to, System.nanoTime()));
-      if (to == LeaseState.LOST) {
-        lost.countDown();
-      }
-    }
-
-    long lostAt() {
-      return changes.stream().filter(c -> c.to() == LeaseState.LOST).findFirst().orElseThrow().at();
-    }
-
-    /** Once UNCERTAIN or LOST, a lease whose key is gone must never be reported HELD again. */
-    void assertNeverHeldAfterDoubt() {
-      boolean doubted = false;
-      for (Change c : changes) {
-        if (c.to() == LeaseState.UNCERTAIN || c.to() == LeaseState.LOST) {
-          doubted = true;
-        } else if (doubted) {
-          assertThat(c.to()).as("state after UNCERTAIN/LOST in " + this).isNotEqualTo(LeaseState.HELD);
-        }
-      }
-    }
-
-    @Override
-    public String toString() {
-      return "HELD" + changes.stream().map(c -> " -> " + c.to()).collect(Collectors.joining());
-    }
   }
 }
