@@ -3,6 +3,7 @@ package io.locksmith.bench;
 import io.locksmith.redis.RedisLockClient;
 import io.locksmith.redis.RedlockClient;
 import io.locksmith.testkit.RedisServer;
+import io.locksmith.testkit.TcpProxy;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
@@ -31,6 +32,8 @@ public final class Bench {
    */
   public static BenchReport run(BenchSettings settings, PrintStream progress) throws Exception {
     List<AutoCloseable> owned = new ArrayList<>();
+    // what clients connect to -> the server behind it (differs only with an added rtt), for MONITOR
+    Map<String, String> serverOf = new LinkedHashMap<>();
     try {
       String uri = settings.uri();
       String version;
@@ -42,17 +45,23 @@ public final class Bench {
       } else {
         version = "given";
       }
-      List<String> nodes = settings.nodes();
-      if (settings.scenario() == Scenario.REDLOCK && nodes.isEmpty()) {
-        List<String> started = new ArrayList<>();
+      uri = link(uri, settings, owned, serverOf);
+      List<String> nodes = new ArrayList<>();
+      if (settings.scenario() == Scenario.REDLOCK) {
         for (int i = 0; i < 5; i++) {
-          RedisServer node = RedisServer.start();
-          owned.add(node);
-          started.add(node.uri());
+          String node;
+          if (settings.nodes().isEmpty()) {
+            RedisServer started = RedisServer.start();
+            owned.add(started);
+            node = started.uri();
+          } else {
+            node = settings.nodes().get(i);
+          }
+          nodes.add(link(node, settings, owned, serverOf));
         }
-        nodes = started;
       }
       Map<LockImpl, List<String>> impls = implementations(settings, uri, nodes, owned);
+      impls.replaceAll((impl, servers) -> servers.stream().map(serverOf::get).toList());
       return measure(settings, impls, version, progress);
     } finally {
       for (int i = owned.size() - 1; i >= 0; i--) {
@@ -63,6 +72,26 @@ public final class Bench {
         }
       }
     }
+  }
+
+  /**
+   * The URI clients use for {@code server}: the server itself, or with an added rtt a proxy in front of it
+   * that holds back every chunk for half the rtt in each direction.
+   */
+  private static String link(String server, BenchSettings s, List<AutoCloseable> owned,
+      Map<String, String> serverOf) {
+    if (s.rtt().isZero()) {
+      serverOf.put(server, server);
+      return server;
+    }
+    URI u = URI.create(server);
+    TcpProxy proxy = TcpProxy.start(u.getHost(), u.getPort());
+    owned.add(proxy);
+    proxy.delay(s.rtt().dividedBy(2));
+    String via = u.getScheme() + "://" + (u.getRawUserInfo() == null ? "" : u.getRawUserInfo() + "@")
+        + proxy.host() + ":" + proxy.port() + (u.getRawPath() == null ? "" : u.getRawPath());
+    serverOf.put(via, server);
+    return via;
   }
 
   /** Each implementation with the server URIs its commands go to (for MONITOR). */
@@ -78,7 +107,8 @@ public final class Bench {
       add.accept(new LocksmithImpl("locksmith-redlock", RedlockClient.builder().nodes(nodes).build()), nodes);
       if (s.against().contains("raw")) {
         add.accept(new RawLettuceImpl(uri), List.of(uri));
-        add.accept(new RawQuorumImpl(nodes), nodes);
+        add.accept(new RawQuorumImpl(nodes, false), nodes);
+        add.accept(new RawQuorumImpl(nodes, true), nodes);
       }
       if (s.against().contains("redisson")) {
         add.accept(RedissonImpl.lock(uri), List.of(uri));
@@ -132,7 +162,8 @@ public final class Bench {
     }
     String machine = Runtime.getRuntime().availableProcessors() + " cpus, Java "
         + System.getProperty("java.version");
-    return new BenchReport(s.scenario(), threads, s.duration().toMillis(), version, machine, results);
+    return new BenchReport(s.scenario(), threads, s.duration().toMillis(), s.rtt().toNanos() / 1000, version,
+        machine, results);
   }
 
   /** Commands and PUBLISHes per cycle, from MONITOR on every server the implementation uses. */

@@ -9,12 +9,13 @@ import java.util.Locale;
  * @param scenario what was run
  * @param threads threads (waiters, for the herd) per implementation
  * @param durationMillis measured time per implementation (warm-up excluded)
+ * @param rttMicros round-trip time added to every client-server link, 0 for none
  * @param redisVersion version of the server measured against
  * @param machine processors and JVM, for the record
  * @param results one per implementation, in the order they were given
  */
-public record BenchReport(Scenario scenario, int threads, long durationMillis, String redisVersion,
-    String machine, List<BenchResult> results) {
+public record BenchReport(Scenario scenario, int threads, long durationMillis, long rttMicros,
+    String redisVersion, String machine, List<BenchResult> results) {
 
   /** @return the JSON document: {@code {"scenario": …, "results": [{"impl": …, …}, …], …}} */
   public String toJson() {
@@ -22,6 +23,7 @@ public record BenchReport(Scenario scenario, int threads, long durationMillis, S
     b.append("{\n  \"scenario\": \"").append(scenario.cliName()).append("\",\n");
     b.append("  \"threads\": ").append(threads).append(",\n");
     b.append("  \"durationMillis\": ").append(durationMillis).append(",\n");
+    b.append("  \"rttMicros\": ").append(rttMicros).append(",\n");
     b.append("  \"redisVersion\": \"").append(redisVersion).append("\",\n");
     b.append("  \"machine\": \"").append(machine.replace("\"", "'")).append("\",\n");
     b.append("  \"results\": [");
@@ -59,11 +61,12 @@ public record BenchReport(Scenario scenario, int threads, long durationMillis, S
   public String toTable() {
     StringBuilder b = new StringBuilder();
     b.append(String.format(Locale.ROOT, "scenario %s, %d thread(s), %d ms measured per implementation, "
-        + "Redis %s, %s%n", scenario.cliName(), threads, durationMillis, redisVersion, machine));
-    b.append(String.format(Locale.ROOT, "%-18s %12s %10s %10s %11s %9s %9s %11s %11s %s%n", "impl", "ops/s",
+        + "Redis %s, %s%s%n", scenario.cliName(), threads, durationMillis, redisVersion, machine,
+        rttMicros == 0 ? "" : ", " + rttMicros + " µs round trip added to every server link"));
+    b.append(String.format(Locale.ROOT, "%-22s %12s %10s %10s %11s %9s %9s %11s %11s %s%n", "impl", "ops/s",
         "p50 µs", "p99 µs", "acq p50 µs", "cmds/op", "pubs/op", "handoff p50", "handoff p99", "min/max per thread"));
     for (BenchResult r : results) {
-      b.append(String.format(Locale.ROOT, "%-18s %12.0f %10s %10s %11s %9s %9s %11s %11s %s%n", r.impl(),
+      b.append(String.format(Locale.ROOT, "%-22s %12.0f %10s %10s %11s %9s %9s %11s %11s %s%n", r.impl(),
           r.opsPerSec(), num(r.p50Micros(), 0), num(r.p99Micros(), 0), num(r.acquireP50Micros(), 0),
           num(r.serverCommandsPerOp(), 2),
           num(r.wakeupsPerOp(), 2), num(r.handoffP50Micros(), 0), num(r.handoffP99Micros(), 0),

@@ -21,6 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * majority said OK; release the same way. No validity check, token, retry or clean-up: it only tells
  * what five parallel round trips cost here, so that a Redlock's overhead can be told from the
  * machine's.
+ *
+ * <p>Sequential ({@code raw-quorum-sequential}), it asks one node after another until a majority said
+ * OK: the control that shows what the benchmark reports for a quorum that is not asked in parallel.
  */
 final class RawQuorumImpl implements LockImpl {
   private static final String RELEASE =
@@ -32,8 +35,10 @@ final class RawQuorumImpl implements LockImpl {
   private final String releaseSha;
   private final String prefix = UUID.randomUUID().toString().substring(0, 8) + ":";
   private final AtomicLong tokens = new AtomicLong();
+  private final boolean sequential;
 
-  RawQuorumImpl(List<String> uris) {
+  RawQuorumImpl(List<String> uris, boolean sequential) {
+    this.sequential = sequential;
     String sha = null;
     for (String uri : uris) {
       RedisClient client = RedisClient.create(resources, uri);
@@ -48,7 +53,7 @@ final class RawQuorumImpl implements LockImpl {
 
   @Override
   public String name() {
-    return "raw-quorum";
+    return sequential ? "raw-quorum-sequential" : "raw-quorum";
   }
 
   @Override
@@ -56,11 +61,23 @@ final class RawQuorumImpl implements LockImpl {
     String key = "rawq:lock:" + name;
     String token = prefix + tokens.incrementAndGet();
     SetArgs args = SetArgs.Builder.nx().px(30_000);
-    List<RedisFuture<String>> replies = new ArrayList<>();
-    for (RedisAsyncCommands<String, String> node : nodes) {
-      replies.add(node.set(key, token, args));
+    boolean granted;
+    if (sequential) {
+      int ok = 0;
+      for (int i = 0; i < nodes.size() && ok < nodes.size() / 2 + 1; i++) {
+        if ("OK".equals(nodes.get(i).set(key, token, args).get(5, TimeUnit.SECONDS))) {
+          ok++;
+        }
+      }
+      granted = ok >= nodes.size() / 2 + 1;
+    } else {
+      List<RedisFuture<String>> replies = new ArrayList<>();
+      for (RedisAsyncCommands<String, String> node : nodes) {
+        replies.add(node.set(key, token, args));
+      }
+      granted = majority(replies, "OK"::equals);
     }
-    if (!majority(replies, "OK"::equals)) {
+    if (!granted) {
       throw new IllegalStateException("raw-quorum: no majority on an uncontended name");
     }
     return () -> {

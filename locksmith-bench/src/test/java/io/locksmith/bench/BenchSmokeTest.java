@@ -28,7 +28,8 @@ class BenchSmokeTest {
       "many-keys; raw; 8; locksmith,raw",
       "hot-key; redisson,redisson-fair,spring; 4; locksmith,redisson,redisson-fair,spring",
       "herd; redisson; 24; locksmith,redisson",
-      "redlock; raw,redisson; 0; locksmith,locksmith-redlock,raw,raw-quorum,redisson,redisson-redlock"})
+      "redlock; raw,redisson; 0; locksmith,locksmith-redlock,raw,raw-quorum,raw-quorum-sequential,redisson,"
+          + "redisson-redlock"})
   void everyScenarioReportsEveryImplementation(String scenario, String against, int threads, String expected)
       throws Exception {
     ByteArrayOutputStream progress = new ByteArrayOutputStream();
@@ -57,6 +58,29 @@ class BenchSmokeTest {
     }
   }
 
+  /**
+   * With an added round trip, every acquire costs at least one; the sequential control at least three
+   * (a majority of five, one after another). Lower bounds only: they hold on any machine, and they fail
+   * if the delay is not on the path or the control asks in parallel.
+   */
+  @Test
+  void anAddedRoundTripIsOnEveryLinkAndTheSequentialControlPaysItPerNode() throws Exception {
+    ByteArrayOutputStream progress = new ByteArrayOutputStream();
+    BenchReport report = Bench.run(new BenchSettings(Scenario.REDLOCK, List.of("raw"), Duration.ofSeconds(1), 0,
+        null, List.of(), Duration.ofMillis(2)), new PrintStream(progress, true, StandardCharsets.UTF_8));
+
+    assertThat(report.rttMicros()).isEqualTo(2000);
+    assertThat(report.toJson()).contains("\"rttMicros\": 2000");
+    assertThat(report.results()).extracting(BenchResult::impl)
+        .containsExactly("locksmith", "locksmith-redlock", "raw", "raw-quorum", "raw-quorum-sequential");
+    for (BenchResult r : report.results()) {
+      double roundTrips = r.impl().equals("raw-quorum-sequential") ? 3 : 1;
+      assertThat(r.acquireP50Micros()).as(r.impl() + " acquire p50").isGreaterThanOrEqualTo(2000 * roundTrips);
+      assertThat(r.serverCommandsPerOp()).as(r.impl() + " commands counted on the servers behind the proxies")
+          .isGreaterThanOrEqualTo(2.0);
+    }
+  }
+
   @Test
   void badSettingsAreRejected() {
     assertThatThrownBy(() -> Scenario.parse("everything")).isInstanceOf(IllegalArgumentException.class)
@@ -65,5 +89,8 @@ class BenchSmokeTest {
         null, List.of())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown peer");
     assertThatThrownBy(() -> new BenchSettings(Scenario.HOT_KEY, List.of(), Duration.ofMillis(10), 0,
         null, List.of())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1s");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.REDLOCK, List.of(), Duration.ofSeconds(5), 0,
+        null, List.of(), Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("rtt");
   }
 }

@@ -66,7 +66,7 @@ final class Args {
     }
   }
 
-  /** Parses {@code 500ms}, {@code 10s}, {@code 2m} or an ISO-8601 duration. */
+  /** Parses {@code 250us}, {@code 500ms}, {@code 10s}, {@code 2m} or an ISO-8601 duration. */
   Duration duration(String key, Duration fallback) {
     String v = options.get(key);
     if (v == null) {
@@ -74,7 +74,9 @@ final class Args {
     }
     try {
       Duration d;
-      if (v.endsWith("ms")) {
+      if (v.endsWith("us")) {
+        d = Duration.ofNanos(Math.multiplyExact(Long.parseLong(v.substring(0, v.length() - 2)), 1000L));
+      } else if (v.endsWith("ms")) {
         d = Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
       } else if (v.endsWith("s")) {
         d = Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));

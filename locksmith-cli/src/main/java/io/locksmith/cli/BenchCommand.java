@@ -25,7 +25,8 @@ final class BenchCommand {
     try {
       settings = new BenchSettings(Scenario.parse(scenarioName), list(args.get("against",
           String.join(",", BenchSettings.PEERS))), args.duration("duration", Duration.ofSeconds(10)),
-          args.intValue("threads", 0, 1, 10_000), args.get("uri", null), list(args.get("nodes", "")));
+          args.intValue("threads", 0, 1, 10_000), args.get("uri", null), list(args.get("nodes", "")),
+          args.duration("rtt", Duration.ZERO));
     } catch (IllegalArgumentException e) {
       throw new Args.UsageException(e.getMessage());
     }

@@ -24,9 +24,11 @@ public final class Main {
       "  unlock --uri redis://... [--namespace NS] NAME",
       "        force-unlock NAME (the holder's lease becomes LOST; one waiter is woken)",
       "  bench --scenario uncontended|many-keys|hot-key|herd|redlock [--against raw,redisson,...]",
-      "        [--duration 10s] [--threads N] [--uri redis://...] [--nodes uri,uri,uri,uri,uri] [--json FILE]",
+      "        [--duration 10s] [--threads N] [--uri redis://...] [--nodes uri,uri,uri,uri,uri] [--rtt 1ms]",
+      "        [--json FILE]",
       "        Locksmith and its peers (raw, redisson, redisson-fair, redisson-fenced, spring; default",
-      "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given",
+      "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given;",
+      "        --rtt adds that round trip to every server link, as between hosts",
       "  check --backend redis|sentinel|cluster|redlock|in-jvm --fault NAME [--fenced|--unfenced] [--clients N]",
       "        [--duration 30s] [--json FILE] [--html FILE]   |   check --self-test   |   check --help",
       "        the safety checker: contending clients under an injected fault, checked for overlapping",
@@ -56,7 +58,7 @@ public final class Main {
         case "demo-worker" -> DemoWorker.run(new Args(argv, 1,
             Set.of("mode", "uri", "threads", "think", "max-run", "items"), Set.of()));
         case "bench" -> BenchCommand.run(new Args(argv, 1,
-            Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "json"), Set.of()), out);
+            Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "json"), Set.of()), out);
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);

@@ -67,8 +67,21 @@ class MainTest {
     assertThat(Main.run(new String[] {"bench", "--scenario", "everything"}, out, err)).isEqualTo(2);
     assertThat(Main.run(new String[] {"bench", "--scenario", "herd", "--against", "curator"}, out, err))
         .isEqualTo(2);
+    assertThat(Main.run(new String[] {"bench", "--scenario", "redlock", "--rtt", "2s"}, out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"bench", "--scenario", "redlock", "--rtt", "fast"}, out, err)).isEqualTo(2);
     assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("unknown command 'frobnicate'")
-        .contains("--items must be a whole number").contains("usage: locksmith");
+        .contains("--items must be a whole number").contains("usage: locksmith")
+        .contains("rtt must be between 0 and 1s").contains("--rtt must be a duration like");
+  }
+
+  @Test
+  void durationsTakeMicrosecondsToMinutes() {
+    Args args = new Args(new String[] {"--a", "250us", "--b", "500ms", "--c", "10s", "--d", "2m"}, 0,
+        java.util.Set.of("a", "b", "c", "d"), java.util.Set.of());
+    assertThat(args.duration("a", null)).isEqualTo(java.time.Duration.ofNanos(250_000));
+    assertThat(args.duration("b", null)).isEqualTo(java.time.Duration.ofMillis(500));
+    assertThat(args.duration("c", null)).isEqualTo(java.time.Duration.ofSeconds(10));
+    assertThat(args.duration("d", null)).isEqualTo(java.time.Duration.ofMinutes(2));
   }
 
   @Test

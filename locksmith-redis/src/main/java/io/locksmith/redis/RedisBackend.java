@@ -685,13 +685,29 @@ final class RedisBackend implements LockBackend {
    */
   CompletionStage<List<Object>> acquireRaw(String name, String owner, long leaseMillis,
       AcquireMode mode, String waiterId) {
-    String lock = keys.lock(name);
-    return run(RedisScript.ACQUIRE, ScriptOutputType.MULTI, "acquire lock '" + name + "'",
-        new String[] {lock, RedisKeys.waiters(lock), RedisKeys.fence(lock)},
-        owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
-        waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
-        Long.toString(fenceRetentionMillis), tokenRule.arg);
+    return acquireRaw(acquireCall(name, owner, leaseMillis, mode, waiterId));
   }
+
+  /** Runs an acquire prepared by {@link #acquireCall}, on this node. */
+  CompletionStage<List<Object>> acquireRaw(AcquireCall call) {
+    return run(RedisScript.ACQUIRE, ScriptOutputType.MULTI, call.what, call.keys, call.args);
+  }
+
+  /**
+   * The acquire script's keys and arguments, built once: Redlock sends the same call to every node (its
+   * nodes share the namespace and settings).
+   */
+  AcquireCall acquireCall(String name, String owner, long leaseMillis, AcquireMode mode, String waiterId) {
+    String lock = keys.lock(name);
+    return new AcquireCall("acquire lock '" + name + "'",
+        new String[] {lock, RedisKeys.waiters(lock), RedisKeys.fence(lock)},
+        new String[] {owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
+            waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
+            Long.toString(fenceRetentionMillis), tokenRule.arg});
+  }
+
+  /** See {@link #acquireCall}. */
+  record AcquireCall(String what, String[] keys, String[] args) {}
 
   /**
    * Raises this node's token counter for {@code name} to at least {@code token} and, if {@code owner}

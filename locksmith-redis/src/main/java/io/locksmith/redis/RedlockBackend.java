@@ -131,11 +131,13 @@ final class RedlockBackend implements LockBackend {
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
       AcquireMode mode, String waiterId) {
     AcquireRound round = new AcquireRound(name, owner, mode);
+    // the same call for every node, built once, so that each send follows the previous one at once
+    RedisBackend.AcquireCall call = nodes.get(0).acquireCall(name, owner, leaseMillis, mode, waiterId);
     for (int i = 0; i < nodes.size(); i++) {
       int node = i;
       CompletionStage<List<Object>> reply;
       try {
-        reply = nodes.get(i).acquireRaw(name, owner, leaseMillis, mode, waiterId);
+        reply = nodes.get(i).acquireRaw(call);
       } catch (RuntimeException e) {
         reply = CompletableFuture.failedFuture(e);
       }

@@ -22,7 +22,6 @@ end
 if ARGV[3] == 'r' then
   return {-1}
 end
-local now = redis.call('TIME')
 if not owner then
   -- Token = max(last + 1, server time in microseconds). The counter makes tokens strictly increase
   -- while the data survives; the time floor keeps them increasing after the counter is lost (restart
@@ -30,13 +29,14 @@ if not owner then
   -- of the one that minted the last token. Formatted with %.0f: tostring() would print 1.7e+15.
   -- Rule 'c' (Redlock) keeps the nodes' counters equal, so a quorum usually agrees on one token
   -- without a second round; the time seed covers a node that lost its counter.
-  local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  -- TIME only where it is used: every call costs each of a Redlock's nodes.
   local last = tonumber(redis.call('GET', KEYS[3]) or '0')
   local token
   if ARGV[7] == 'c' and last > 0 then
     token = string.format('%.0f', last + 1)
   else
-    token = string.format('%.0f', math.max(micros, last + 1))
+    local now = redis.call('TIME')
+    token = string.format('%.0f', math.max(tonumber(now[1]) * 1000000 + tonumber(now[2]), last + 1))
   end
   redis.call('HSET', KEYS[1], 'o', ARGV[1], 'c', 1, 't', token)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -53,6 +53,7 @@ if ttl >= 0 and ttl < retry then
 end
 if ARGV[4] ~= '' then
   -- registered in the same atomic step as the refusal: a release after this point wakes us
+  local now = redis.call('TIME')
   local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
   redis.call('ZADD', KEYS[2], now_ms + retry + 2000, ARGV[4])
   -- only ever extend: another waiter may have registered with a longer deadline

@@ -12,9 +12,9 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A small fault-injecting TCP proxy: listens on a free loopback port and forwards every accepted connection to
@@ -268,6 +268,20 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits {@code nanos}, to within the scheduler's wake-up latency. Not {@code Thread.sleep}: on JDK 17 it
+     * rounds a sub-millisecond sleep up to a whole millisecond, which would turn a 250 µs delay into 1 ms.
+     */
+    private static void holdBack(long nanos) throws InterruptedException {
+        long deadline = System.nanoTime() + nanos;
+        for (long left = nanos; left > 0; left = deadline - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+            if (Thread.interrupted()) {
+                throw new InterruptedException("proxy closed");
+            }
+        }
+    }
+
     private void join(Thread t) {
         if (t == Thread.currentThread()) {
             return;
@@ -341,7 +355,7 @@ public final class TcpProxy implements AutoCloseable {
                     }
                     long delay = delayNanos;
                     if (delay > 0) {
-                        TimeUnit.NANOSECONDS.sleep(delay);
+                        holdBack(delay);
                     }
                     if (blackhole) {
                         continue;
