@@ -7,10 +7,12 @@ import io.locksmith.testkit.TcpProxy;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Runs one scenario against Locksmith and its peers in one JVM, on the same server(s), in alternating
@@ -23,7 +25,8 @@ public final class Bench {
   private Bench() {}
 
   /**
-   * Starts the servers it needs (unless given), runs the scenario and stops them again.
+   * Starts the servers it needs (unless given), and with an rtt a delaying proxy in front of each, runs the
+   * scenario and stops them again.
    *
    * @param settings what to run
    * @param progress where to report progress, one line per step
@@ -76,7 +79,8 @@ public final class Bench {
 
   /**
    * The URI clients use for {@code server}: the server itself, or with an added rtt a proxy in front of it
-   * that holds back every chunk for half the rtt in each direction.
+   * that holds back every chunk for half the rtt in each direction ({@link BenchSettings} has checked
+   * that the URIs are plain {@code redis://host[:port]}).
    */
   private static String link(String server, BenchSettings s, List<AutoCloseable> owned,
       Map<String, String> serverOf) {
@@ -85,11 +89,12 @@ public final class Bench {
       return server;
     }
     URI u = URI.create(server);
-    TcpProxy proxy = TcpProxy.start(u.getHost(), u.getPort());
+    TcpProxy proxy = TcpProxy.start(u.getHost(), u.getPort() < 0 ? 6379 : u.getPort());
     owned.add(proxy);
     proxy.delay(s.rtt().dividedBy(2));
-    String via = u.getScheme() + "://" + (u.getRawUserInfo() == null ? "" : u.getRawUserInfo() + "@")
-        + proxy.host() + ":" + proxy.port() + (u.getRawPath() == null ? "" : u.getRawPath());
+    String via = "redis://" + (u.getRawUserInfo() == null ? "" : u.getRawUserInfo() + "@")
+        + proxy.host() + ":" + proxy.port() + (u.getRawPath() == null ? "" : u.getRawPath())
+        + (u.getRawQuery() == null ? "" : "?" + u.getRawQuery());
     serverOf.put(via, server);
     return via;
   }
@@ -150,13 +155,13 @@ public final class Bench {
     for (int slice = 1; slice <= SLICES; slice++) {
       for (LockImpl impl : impls.keySet()) {
         long n = workloads.get(impl).run(impl, sliceNanos, true);
-        progress.printf("slice %d/%d %-18s %d cycles%n", slice, SLICES, impl.name(), n);
+        progress.printf("slice %d/%d %-22s %d cycles%n", slice, SLICES, impl.name(), n);
       }
     }
     List<BenchResult> results = new ArrayList<>();
     for (Map.Entry<LockImpl, List<String>> e : impls.entrySet()) {
       LockImpl impl = e.getKey();
-      double[] perOp = sampleServerCost(impl, e.getValue(), new Workload(s.scenario(), threads),
+      double[] perOp = sampleServerCost(impl, e.getValue(), s.rtt(), new Workload(s.scenario(), threads),
           Math.min(sliceNanos, 1_000_000_000L));
       results.add(result(impl.name(), workloads.get(impl), perOp, s.scenario()));
     }
@@ -167,8 +172,8 @@ public final class Bench {
   }
 
   /** Commands and PUBLISHes per cycle, from MONITOR on every server the implementation uses. */
-  private static double[] sampleServerCost(LockImpl impl, List<String> servers, Workload sample, long nanos)
-      throws Exception {
+  private static double[] sampleServerCost(LockImpl impl, List<String> servers, Duration rtt, Workload sample,
+      long nanos) throws Exception {
     List<Monitor> monitors = new ArrayList<>();
     try {
       for (String server : servers) {
@@ -177,6 +182,10 @@ public final class Bench {
       }
       monitors.forEach(Monitor::start);
       long cycles = sample.run(impl, nanos, false);
+      if (!rtt.isZero()) {
+        // commands the last cycle sent without waiting for (Redlock's late nodes) may still be in a proxy
+        TimeUnit.NANOSECONDS.sleep(rtt.toNanos());
+      }
       long commands = 0;
       long publishes = 0;
       for (Monitor m : monitors) {

@@ -1,6 +1,8 @@
 package io.locksmith.bench;
 
+import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -22,7 +24,8 @@ import java.util.Objects;
  * @param rtt round-trip time added to every link between the clients and a server, as between hosts
  *     (half of it each way, through a delaying proxy per server); {@link Duration#ZERO} for none. With it,
  *     network latency rather than this machine's processors dominates, as it does when Redlock's nodes
- *     are separate hosts
+ *     are separate hosts. One thread only: the proxy holds a connection's chunks back one after
+ *     another, so requests overlapping on one connection would be delayed more than once
  */
 public record BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads,
     String uri, List<String> nodes, Duration rtt) {
@@ -33,7 +36,9 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
   /**
    * @throws NullPointerException if a required component is null
    * @throws IllegalArgumentException for an unknown peer, a duration under 1 s, negative threads, a
-   *     node list that is not empty and not 5 long, or an rtt that is negative or over 1 s
+   *     node list that is not empty and not 5 long, or an rtt that is negative, over 100 ms (Redlock's
+   *     default node timeout is 250 ms), or given with more than one thread or with a URI that is not
+   *     a plain {@code redis://host[:port]} (the proxy stands in for one server, without TLS)
    */
   public BenchSettings {
     Objects.requireNonNull(scenario, "scenario");
@@ -52,8 +57,25 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
       throw new IllegalArgumentException("threads must not be negative, was " + threads);
     }
     Objects.requireNonNull(rtt, "rtt");
-    if (rtt.isNegative() || rtt.compareTo(Duration.ofSeconds(1)) > 0) {
-      throw new IllegalArgumentException("rtt must be between 0 and 1s, was " + rtt);
+    if (rtt.isNegative() || rtt.compareTo(Duration.ofMillis(100)) > 0) {
+      throw new IllegalArgumentException("rtt must be between 0 and 100ms, was " + rtt);
+    }
+    if (!rtt.isZero() && (threads > 1 || (threads == 0 && scenario.defaultThreads > 1))) {
+      throw new IllegalArgumentException("rtt needs one thread (the uncontended or redlock scenario): the "
+          + "delaying proxy would hold back overlapping requests on a connection more than once");
+    }
+    if (!rtt.isZero()) {
+      List<String> given = new ArrayList<>(nodes);
+      if (uri != null) {
+        given.add(uri);
+      }
+      for (String server : given) {
+        URI u = URI.create(server); // IllegalArgumentException if not a URI
+        if (!"redis".equals(u.getScheme()) || u.getHost() == null) {
+          throw new IllegalArgumentException("rtt needs plain redis://host:port URIs (the proxy stands in "
+              + "for one server, without TLS), was " + server);
+        }
+      }
     }
     if (!nodes.isEmpty() && nodes.size() != 5) {
       throw new IllegalArgumentException("give all 5 Redlock nodes or none, got " + nodes.size());

@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * machine's.
  *
  * <p>Sequential ({@code raw-quorum-sequential}), it asks one node after another until a majority said
- * OK: the control that shows what the benchmark reports for a quorum that is not asked in parallel.
+ * OK (and releases on all five at once, as the parallel one does): the control that shows what the
+ * benchmark reports for a quorum that is not asked in parallel.
  */
 final class RawQuorumImpl implements LockImpl {
   private static final String RELEASE =

@@ -92,5 +92,11 @@ class BenchSmokeTest {
     assertThatThrownBy(() -> new BenchSettings(Scenario.REDLOCK, List.of(), Duration.ofSeconds(5), 0,
         null, List.of(), Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("rtt");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.UNCONTENDED, List.of(), Duration.ofSeconds(5), 2,
+        null, List.of(), Duration.ofMillis(1))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("one thread");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.UNCONTENDED, List.of(), Duration.ofSeconds(1), 0,
+        "rediss://127.0.0.1:6379", List.of(), Duration.ofMillis(1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("plain redis://");
   }
 }

@@ -93,7 +93,7 @@ final class Args {
       if (e instanceof UsageException u) {
         throw u;
       }
-      throw new UsageException("--" + key + " must be a duration like 500ms, 10s or 2m, was '" + v + "'");
+      throw new UsageException("--" + key + " must be a duration like 250us, 500ms, 10s or 2m, was '" + v + "'");
     }
   }
 

@@ -68,10 +68,12 @@ class MainTest {
     assertThat(Main.run(new String[] {"bench", "--scenario", "herd", "--against", "curator"}, out, err))
         .isEqualTo(2);
     assertThat(Main.run(new String[] {"bench", "--scenario", "redlock", "--rtt", "2s"}, out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"bench", "--scenario", "hot-key", "--rtt", "1ms"}, out, err)).isEqualTo(2);
     assertThat(Main.run(new String[] {"bench", "--scenario", "redlock", "--rtt", "fast"}, out, err)).isEqualTo(2);
     assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("unknown command 'frobnicate'")
         .contains("--items must be a whole number").contains("usage: locksmith")
-        .contains("rtt must be between 0 and 1s").contains("--rtt must be a duration like");
+        .contains("rtt must be between 0 and 100ms").contains("rtt needs one thread")
+        .contains("--rtt must be a duration like");
   }
 
   @Test

@@ -132,7 +132,12 @@ final class RedlockBackend implements LockBackend {
       AcquireMode mode, String waiterId) {
     AcquireRound round = new AcquireRound(name, owner, mode);
     // the same call for every node, built once, so that each send follows the previous one at once
-    RedisBackend.AcquireCall call = nodes.get(0).acquireCall(name, owner, leaseMillis, mode, waiterId);
+    RedisBackend.AcquireCall call;
+    try {
+      call = nodes.get(0).acquireCall(name, owner, leaseMillis, mode, waiterId);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
     for (int i = 0; i < nodes.size(); i++) {
       int node = i;
       CompletionStage<List<Object>> reply;
