@@ -9,16 +9,16 @@ import java.util.HexFormat;
 
 /** A Lua script shipped as a resource, with its SHA-1 digest for {@code EVALSHA}. */
 final class RedisScript {
-  static final RedisScript ACQUIRE = load("acquire.lua", false);
-  static final RedisScript RELEASE = load("release.lua", true);
+  static final RedisScript ACQUIRE = loadWith("acquire.lua", "holds.lua");
+  static final RedisScript RELEASE = loadWith("release.lua", "wake-next.lua", "holds.lua");
   static final RedisScript RENEW = load("renew.lua", false);
   static final RedisScript FORCE_UNLOCK = load("force-unlock.lua", true);
   static final RedisScript PASS_WAKEUP = load("pass-wakeup.lua", true);
   static final RedisScript INSPECT = load("inspect.lua", false);
   static final RedisScript RAISE_FENCE = load("raise-fence.lua", false);
   // the fair lock's scripts; all but the inspection share the fair-queue.lua prelude
-  static final RedisScript FAIR_ACQUIRE = fair("fair-acquire.lua");
-  static final RedisScript FAIR_RELEASE = fair("fair-release.lua");
+  static final RedisScript FAIR_ACQUIRE = loadWith("fair-acquire.lua", "fair-queue.lua", "holds.lua");
+  static final RedisScript FAIR_RELEASE = loadWith("fair-release.lua", "fair-queue.lua", "holds.lua");
   static final RedisScript FAIR_FORCE_UNLOCK = fair("fair-force-unlock.lua");
   static final RedisScript FAIR_PASS_WAKEUP = fair("fair-pass-wakeup.lua");
   static final RedisScript FAIR_CANCEL = fair("fair-cancel.lua");
@@ -34,9 +34,9 @@ final class RedisScript {
   static final RedisScript SEM_PASS_WAKEUP = semaphore("sem-pass-wakeup.lua");
   // read-write lock (RedisReadWriteOps): each script is rw-prelude.lua + its own text
   static final RedisScript RW_ACQUIRE_READ = loadWith("rw-acquire-read.lua", "rw-prelude.lua");
-  static final RedisScript RW_ACQUIRE_WRITE = loadWith("rw-acquire-write.lua", "rw-prelude.lua");
+  static final RedisScript RW_ACQUIRE_WRITE = loadWith("rw-acquire-write.lua", "rw-prelude.lua", "holds.lua");
   static final RedisScript RW_RELEASE_READ = loadWith("rw-release-read.lua", "rw-prelude.lua");
-  static final RedisScript RW_RELEASE_WRITE = loadWith("rw-release-write.lua", "rw-prelude.lua");
+  static final RedisScript RW_RELEASE_WRITE = loadWith("rw-release-write.lua", "rw-prelude.lua", "holds.lua");
   static final RedisScript RW_RENEW_READ = load("rw-renew-read.lua", false);
   static final RedisScript RW_CANCEL_WAIT = loadWith("rw-cancel-wait.lua", "rw-prelude.lua");
   static final RedisScript RW_PASS_WAKEUP = loadWith("rw-pass-wakeup.lua", "rw-prelude.lua");

@@ -8,16 +8,7 @@
 redis.replicate_commands()
 local owner = redis.call('HGET', KEYS[1], 'o')
 if owner == ARGV[1] then
-  -- 'r': re-entry. 'n': this owner's leftover from an earlier attempt of the same acquisition (its
-  -- give-back did not arrive): one hold again, so that one release frees it.
-  local holds = 1
-  if ARGV[3] == 'r' then
-    holds = redis.call('HINCRBY', KEYS[1], 'c', 1)
-  else
-    redis.call('HSET', KEYS[1], 'c', 1)
-  end
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, redis.call('HGET', KEYS[1], 't'), holds}
+  return hold_again(KEYS[1], ARGV[3], ARGV[2])
 end
 if ARGV[3] == 'r' then
   return {-1}

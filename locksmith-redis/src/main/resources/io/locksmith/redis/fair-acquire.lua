@@ -8,19 +8,12 @@ redis.replicate_commands()
 local owner = redis.call('HGET', KEYS[1], 'o')
 if owner == ARGV[1] then
   -- re-entry, or this owner's leftover from an earlier attempt of the same acquisition: exactly as
-  -- the exclusive lock (acquire.lua); the queue plays no part in what an owner already holds
-  local holds = 1
-  if ARGV[3] == 'r' then
-    holds = redis.call('HINCRBY', KEYS[1], 'c', 1)
-  else
-    redis.call('HSET', KEYS[1], 'c', 1)
-  end
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  -- the exclusive lock; the queue plays no part in what an owner already holds
   if ARGV[4] ~= '' then
     redis.call('ZREM', KEYS[2], ARGV[4])
     redis.call('ZREM', KEYS[3], ARGV[4])
   end
-  return {1, redis.call('HGET', KEYS[1], 't'), holds}
+  return hold_again(KEYS[1], ARGV[3], ARGV[2])
 end
 if ARGV[3] == 'r' then
   return {-1}

@@ -4,14 +4,7 @@
 local owner, waiter = ARGV[1], ARGV[4]
 local writer = redis.call('HGET', W, 'o')
 if writer == owner then
-  local holds = 1
-  if ARGV[3] == 'r' then
-    holds = redis.call('HINCRBY', W, 'c', 1)
-  else
-    redis.call('HSET', W, 'c', 1)
-  end
-  redis.call('PEXPIRE', W, ARGV[2])
-  return {1, redis.call('HGET', W, 't'), holds}
+  return hold_again(W, ARGV[3], ARGV[2])
 end
 if ARGV[3] == 'r' then
   return {-1}
