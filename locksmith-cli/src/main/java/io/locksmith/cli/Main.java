@@ -1,12 +1,7 @@
 package io.locksmith.cli;
 
-import io.locksmith.LockClient;
 import io.locksmith.LockException;
-import io.locksmith.LockInfo;
-import io.locksmith.ClientOptions;
-import io.locksmith.redis.RedisLockClient;
 import java.io.PrintStream;
-import java.util.Optional;
 import java.util.Set;
 
 /** The {@code locksmith} command. */
@@ -19,10 +14,12 @@ public final class Main {
       "        the inventory story: a naive lock loses updates, Locksmith does not, and a paused",
       "        holder's late write is rejected by the fencing token. Starts an embedded Redis unless",
       "        --uri is given. Exits 1 if Locksmith lost an update.",
-      "  inspect --uri redis://... [--namespace NS] NAME",
-      "        who holds lock NAME: owner, hold count, remaining TTL, fencing token, waiters",
-      "  unlock --uri redis://... [--namespace NS] NAME",
-      "        force-unlock NAME (the holder's lease becomes LOST; one waiter is woken)",
+      "  inspect --uri redis://... [--namespace NS] [--kind lock|fair|read-write|semaphore] NAME",
+      "        who holds NAME: owner, hold count, remaining TTL, fencing token, waiters (a semaphore:",
+      "        permits, taken, waiters); --uri may be redis-sentinel:// or redis-cluster:// too",
+      "  unlock --uri redis://... [--namespace NS] [--kind lock|fair|read-write|semaphore] NAME",
+      "        force-unlock NAME (holders' leases become LOST; waiters are woken); a read-write lock",
+      "        loses its writer or all its readers, a semaphore all its permits",
       "  bench --scenario uncontended|many-keys|hot-key|herd|redlock [--against raw,redisson,...]",
       "        [--duration 10s] [--threads N] [--uri redis://...] [--nodes uri,uri,uri,uri,uri] [--rtt 1ms]",
       "        [--json FILE]",
@@ -62,7 +59,8 @@ public final class Main {
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);
-        case "inspect", "unlock" -> operator(argv[0], new Args(argv, 1, Set.of("uri", "namespace"), Set.of()), out);
+        case "inspect", "unlock" -> OperatorCommand.run(argv[0], new Args(argv, 1, Set.of("uri", "namespace", "kind"),
+            Set.of()), out);
         default -> throw new Args.UsageException("unknown command '" + argv[0] + "'");
       };
     } catch (Args.UsageException e) {
@@ -76,32 +74,6 @@ public final class Main {
       err.println("locksmith: " + e);
       e.printStackTrace(err);
       return 1;
-    }
-  }
-
-  private static int operator(String command, Args args, PrintStream out) {
-    String uri = args.get("uri", null);
-    if (uri == null || args.positional().size() != 1) {
-      throw new Args.UsageException(command + " needs --uri and exactly one lock NAME");
-    }
-    String name = args.positional().get(0);
-    ClientOptions options = ClientOptions.builder()
-        .namespace(args.get("namespace", ClientOptions.DEFAULT_NAMESPACE)).build();
-    try (LockClient client = RedisLockClient.builder().uri(uri).options(options).build()) {
-      if (command.equals("unlock")) {
-        boolean deleted = client.forceUnlock(name);
-        out.println(deleted ? "unlocked '" + name + "'" : "'" + name + "' was not locked");
-        return 0;
-      }
-      Optional<LockInfo> info = client.inspect(name);
-      if (info.isEmpty()) {
-        out.println("'" + name + "' is free");
-        return 0;
-      }
-      LockInfo i = info.get();
-      out.printf("lock      %s%nowner     %s%nholds     %d%nttl       %d ms%ntoken     %d%nwaiters   %d%n",
-          i.name(), i.owner(), i.holdCount(), i.remainingTtl().toMillis(), i.fencingToken(), i.waiters());
-      return 0;
     }
   }
 }

@@ -51,11 +51,51 @@ class MainTest {
       assertThat(outBytes.toString(StandardCharsets.UTF_8))
           .contains("token     " + lease.fencingToken()).contains(locks.clientId());
       assertThat(Main.run(new String[] {"unlock", "--uri", server.uri(), "orders"}, out, err)).isZero();
-      assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("unlocked 'orders'");
+      assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("unlocked lock 'orders'");
       assertThat(locks.inspect("orders")).isEmpty();
       assertThat(Main.run(new String[] {"inspect", "--uri", server.uri(), "orders"}, out, err)).isZero();
-      assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("'orders' is free");
+      assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("lock 'orders' is free");
     }
+  }
+
+  @Test
+  void inspectAndUnlockKnowEveryLockKind() throws Exception {
+    try (RedisServer server = RedisServer.start(); RedisLockClient locks = RedisLockClient.create(server.uri())) {
+      var fair = locks.fairLock("queue").tryAcquire().orElseThrow();
+      for (int reader = 0; reader < 2; reader++) {
+        assertThat(locks.readWriteLock("catalog").readLock().tryAcquire()).isPresent();
+      }
+      assertThat(locks.semaphore("pool", 3).tryAcquire()).isPresent();
+
+      assertThat(inspect(server, "fair", "queue")).contains("fair lock 'queue'")
+          .contains("token     " + fair.fencingToken()).contains(locks.clientId());
+      assertThat(inspect(server, "read-write", "catalog")).contains("writer of 'catalog' is free")
+          .contains("readers of 'catalog'").contains("holds     2 (all readers)");
+      assertThat(inspect(server, "semaphore", "pool")).contains("permits   3").contains("taken     1")
+          .contains("available 2");
+      assertThat(inspect(server, "lock", "queue")).as("another kind's lock of the same name")
+          .contains("lock 'queue' is free");
+
+      for (String[] kindAndName : new String[][] {{"fair", "queue"}, {"read-write", "catalog"}, {"semaphore", "pool"}}) {
+        outBytes.reset();
+        assertThat(Main.run(new String[] {"unlock", "--uri", server.uri(), "--kind", kindAndName[0], kindAndName[1]},
+            out, err)).isZero();
+        assertThat(outBytes.toString(StandardCharsets.UTF_8))
+            .contains("unlocked " + kindAndName[0] + " '" + kindAndName[1] + "'");
+      }
+      assertThat(locks.fairLock("queue").inspect()).isEmpty();
+      assertThat(locks.readWriteLock("catalog").readLock().inspect()).isEmpty();
+      assertThat(locks.semaphore("pool", 3).describe().taken()).isZero();
+      assertThat(Main.run(new String[] {"inspect", "--uri", server.uri(), "--kind", "mutex", "x"}, out, err))
+          .isEqualTo(2);
+      assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("--kind must be one of lock, fair");
+    }
+  }
+
+  private String inspect(RedisServer server, String kind, String name) {
+    outBytes.reset();
+    assertThat(Main.run(new String[] {"inspect", "--uri", server.uri(), "--kind", kind, name}, out, err)).isZero();
+    return outBytes.toString(StandardCharsets.UTF_8);
   }
 
   @Test
