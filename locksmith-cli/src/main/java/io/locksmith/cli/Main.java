@@ -17,9 +17,10 @@ public final class Main {
       "  inspect --uri redis://... [--namespace NS] [--kind lock|fair|read-write|semaphore] NAME",
       "        who holds NAME: owner, hold count, remaining TTL, fencing token, waiters (a semaphore:",
       "        permits, taken, waiters); --uri may be redis-sentinel:// or redis-cluster:// too",
-      "  unlock --uri redis://... [--namespace NS] [--kind lock|fair|read-write|semaphore] NAME",
-      "        force-unlock NAME (holders' leases become LOST; waiters are woken); a read-write lock",
-      "        loses its writer or all its readers, a semaphore all its permits",
+      "  unlock --uri redis://... [--namespace NS] [--kind lock|fair|semaphore | --kind read-write",
+      "        --side write|read] NAME",
+      "        force-unlock NAME (holders' leases become LOST; waiters are woken): a read-write lock's",
+      "        writer or all its readers (one side per call), a semaphore's permits",
       "  bench --scenario uncontended|many-keys|hot-key|herd|redlock [--against raw,redisson,...]",
       "        [--duration 10s] [--threads N] [--uri redis://...] [--nodes uri,uri,uri,uri,uri] [--rtt 1ms]",
       "        [--json FILE]",
@@ -59,7 +60,7 @@ public final class Main {
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);
-        case "inspect", "unlock" -> OperatorCommand.run(argv[0], new Args(argv, 1, Set.of("uri", "namespace", "kind"),
+        case "inspect", "unlock" -> OperatorCommand.run(argv[0], new Args(argv, 1, Set.of("uri", "namespace", "kind", "side"),
             Set.of()), out);
         default -> throw new Args.UsageException("unknown command '" + argv[0] + "'");
       };

@@ -30,12 +30,24 @@ final class OperatorCommand {
     if (!KINDS.contains(kind)) {
       throw new Args.UsageException("--kind must be one of " + String.join(", ", KINDS) + ", was '" + kind + "'");
     }
+    String side = args.get("side", null);
+    boolean sided = command.equals("unlock") && kind.equals("read-write");
+    if (sided && side == null) {
+      throw new Args.UsageException("unlock --kind read-write needs --side write or --side read: each side "
+          + "is removed on its own, since removing one may let a waiter of the other in");
+    }
+    if (!sided && side != null) {
+      throw new Args.UsageException("--side applies to unlock --kind read-write only");
+    }
+    if (side != null && !side.equals("write") && !side.equals("read")) {
+      throw new Args.UsageException("--side must be write or read, was '" + side + "'");
+    }
     String name = args.positional().get(0);
     ClientOptions options = ClientOptions.builder()
         .namespace(args.get("namespace", ClientOptions.DEFAULT_NAMESPACE)).build();
     try (LockClient client = RedisLockClient.builder().uri(uri).options(options).build()) {
       if (command.equals("unlock")) {
-        unlock(client, kind, name, out);
+        unlock(client, kind, side, name, out);
       } else {
         inspect(client, kind, name, out);
       }
@@ -43,21 +55,18 @@ final class OperatorCommand {
     }
   }
 
-  private static void unlock(LockClient client, String kind, String name, PrintStream out) {
+  private static void unlock(LockClient client, String kind, String side, String name, PrintStream out) {
     boolean deleted = switch (kind) {
       case "fair" -> client.fairLock(name).forceUnlock();
-      case "read-write" -> {
-        DistributedReadWriteLock rw = client.readWriteLock(name);
-        // both sides: a reader and a writer never hold together, so at most one of these finds holds
-        boolean writer = rw.writeLock().forceUnlock();
-        boolean readers = rw.readLock().forceUnlock();
-        yield writer || readers;
-      }
+      // one side per call, each removed atomically; both at once would need one script for both
+      case "read-write" -> (side.equals("write") ? client.readWriteLock(name).writeLock()
+          : client.readWriteLock(name).readLock()).forceUnlock();
       // the count declared here is never stored: force-unlock keeps the stored count
       case "semaphore" -> client.semaphore(name, 1).forceUnlock();
       default -> client.lock(name).forceUnlock();
     };
-    out.println(deleted ? "unlocked " + kind + " '" + name + "'" : kind + " '" + name + "' was not held");
+    String what = kind.equals("read-write") ? (side.equals("write") ? "writer of" : "readers of") : kind;
+    out.println(deleted ? "unlocked " + what + " '" + name + "'" : what + " '" + name + "' was not held");
   }
 
   private static void inspect(LockClient client, String kind, String name, PrintStream out) {
@@ -69,11 +78,13 @@ final class OperatorCommand {
         printHolder("readers of", name, rw.readLock(), true, out);
       }
       case "semaphore" -> {
-        // describe() reports the stored count, or the declared one (here 1) when none is stored yet
+        // describe() reports the stored count, or the declared one when none is stored: declaring 1 and
+        // then 2 tells a stored 1 from none
         SemaphoreInfo info = client.semaphore(name, 1).describe();
-        out.printf("semaphore %s%npermits   %d (1 if no count is stored yet)%ntaken     %d%n"
-            + "available %d%nwaiters   %d%n", info.name(), info.permits(), info.taken(), info.available(),
-            info.waiters());
+        boolean stored = info.permits() != 1 || client.semaphore(name, 2).describe().permits() == 1;
+        out.printf("semaphore %s%npermits   %s%ntaken     %d%navailable %s%nwaiters   %d%n", info.name(),
+            stored ? Integer.toString(info.permits()) : "none stored yet (the first acquisition stores its count)",
+            info.taken(), stored ? Integer.toString(info.available()) : "-", info.waiters());
       }
       default -> printHolder("lock", name, client.lock(name), false, out);
     }

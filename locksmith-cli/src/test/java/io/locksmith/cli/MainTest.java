@@ -2,6 +2,7 @@ package io.locksmith.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.locksmith.SemaphoreInfo;
 import io.locksmith.redis.RedisLockClient;
 import io.locksmith.testkit.RedisServer;
 import java.io.ByteArrayOutputStream;
@@ -9,6 +10,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -62,6 +65,7 @@ class MainTest {
   void inspectAndUnlockKnowEveryLockKind() throws Exception {
     try (RedisServer server = RedisServer.start(); RedisLockClient locks = RedisLockClient.create(server.uri())) {
       var fair = locks.fairLock("queue").tryAcquire().orElseThrow();
+      var writer = locks.readWriteLock("ledger").writeLock().tryAcquire().orElseThrow();
       for (int reader = 0; reader < 2; reader++) {
         assertThat(locks.readWriteLock("catalog").readLock().tryAcquire()).isPresent();
       }
@@ -69,27 +73,42 @@ class MainTest {
 
       assertThat(inspect(server, "fair", "queue")).contains("fair lock 'queue'")
           .contains("token     " + fair.fencingToken()).contains(locks.clientId());
+      assertThat(inspect(server, "read-write", "ledger")).contains("writer of 'ledger'")
+          .contains("token     " + writer.fencingToken()).contains("readers of 'ledger' is free");
       assertThat(inspect(server, "read-write", "catalog")).contains("writer of 'catalog' is free")
           .contains("readers of 'catalog'").contains("holds     2 (all readers)");
       assertThat(inspect(server, "semaphore", "pool")).contains("permits   3").contains("taken     1")
           .contains("available 2");
+      assertThat(inspect(server, "semaphore", "unused")).contains("permits   none stored yet");
       assertThat(inspect(server, "lock", "queue")).as("another kind's lock of the same name")
           .contains("lock 'queue' is free");
 
-      for (String[] kindAndName : new String[][] {{"fair", "queue"}, {"read-write", "catalog"}, {"semaphore", "pool"}}) {
-        outBytes.reset();
-        assertThat(Main.run(new String[] {"unlock", "--uri", server.uri(), "--kind", kindAndName[0], kindAndName[1]},
-            out, err)).isZero();
-        assertThat(outBytes.toString(StandardCharsets.UTF_8))
-            .contains("unlocked " + kindAndName[0] + " '" + kindAndName[1] + "'");
-      }
+      assertThat(unlock(server, "fair", "queue")).contains("unlocked fair 'queue'");
+      assertThat(unlock(server, "read-write", "--side", "write", "ledger")).contains("unlocked writer of 'ledger'");
+      assertThat(unlock(server, "read-write", "--side", "write", "catalog")).contains("writer of 'catalog' was not held");
+      assertThat(unlock(server, "read-write", "--side", "read", "catalog")).contains("unlocked readers of 'catalog'");
+      assertThat(unlock(server, "semaphore", "pool")).contains("unlocked semaphore 'pool'");
       assertThat(locks.fairLock("queue").inspect()).isEmpty();
+      assertThat(locks.readWriteLock("ledger").writeLock().inspect()).isEmpty();
       assertThat(locks.readWriteLock("catalog").readLock().inspect()).isEmpty();
-      assertThat(locks.semaphore("pool", 3).describe().taken()).isZero();
+      assertThat(locks.semaphore("pool", 5).describe()).as("permits dropped, the stored count kept")
+          .extracting(SemaphoreInfo::taken, SemaphoreInfo::permits).containsExactly(0, 3);
+
       assertThat(Main.run(new String[] {"inspect", "--uri", server.uri(), "--kind", "mutex", "x"}, out, err))
           .isEqualTo(2);
-      assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("--kind must be one of lock, fair");
+      assertThat(Main.run(new String[] {"unlock", "--uri", server.uri(), "--kind", "read-write", "x"}, out, err))
+          .isEqualTo(2);
+      assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("--kind must be one of lock, fair")
+          .contains("needs --side write or --side read");
     }
+  }
+
+  private String unlock(RedisServer server, String kind, String... rest) {
+    outBytes.reset();
+    List<String> argv = new ArrayList<>(List.of("unlock", "--uri", server.uri(), "--kind", kind));
+    argv.addAll(List.of(rest));
+    assertThat(Main.run(argv.toArray(String[]::new), out, err)).as(String.join(" ", argv)).isZero();
+    return outBytes.toString(StandardCharsets.UTF_8);
   }
 
   private String inspect(RedisServer server, String kind, String name) {
