@@ -278,6 +278,20 @@ class CheckReportTest {
   }
 
   @Test
+  void theSelfTestRunsAgainOnlyWhatAPauseMissedAndNeverABrokenPromise() {
+    H idle = new H().cycle("a", "L", 10, 0, 500, 0, 1).fault(100, 300, "a", "L").cycle("b", "L", 11, 600, 700, 1, 2);
+    assertThat(SafetyCheck.selfTestProblem(idle.report(CheckBackend.REDIS, Fault.PAUSE_HOLDER, false)))
+        .startsWith("inconclusive");
+    H elsewhere = clean(Fault.PAUSE_HOLDER).ev(1000, "c", Op.ACQUIRE, Type.OK, "M", 1, 0, 0)
+        .ev(1001, "c", Op.READ, Type.OK, "M", 1, 0, 0).cycle("d", "M", 2, 1002, 1010, 0, 7)
+        .ev(1020, "c", Op.WRITE, Type.OK, "M", 1, 8, 0).ev(1021, "c", Op.RELEASE, Type.INVOKE, "M", 1, 0, 0);
+    assertThat(SafetyCheck.selfTestProblem(elsewhere.report(CheckBackend.REDIS, Fault.PAUSE_HOLDER, false)))
+        .contains("the checker is broken");
+    assertThat(SafetyCheck.selfTestProblem(overlapInWindow(false).report(CheckBackend.REDIS, Fault.PAUSE_HOLDER,
+        false))).isNull();
+  }
+
+  @Test
   void theForcedViolationIsReadFromTheHistory() {
     // a pause during which nobody else was granted the victim's lock forced nothing: inconclusive, not 0 or 4
     H idle = new H().cycle("a", "L", 10, 0, 500, 0, 1).fault(100, 300, "a", "L").cycle("b", "L", 11, 600, 700, 1, 2);

@@ -21,6 +21,8 @@ public final class Main {
       "        --side write|read] NAME",
       "        force-unlock NAME (holders' leases become LOST; waiters are woken): a read-write lock's",
       "        writer or all its readers (one side per call), a semaphore's permits",
+      "  inspect|unlock --nodes uri,uri,uri[,...] [--namespace NS] NAME",
+      "        the same for a Redlock's exclusive lock: the holder a majority of nodes agrees on",
       "  bench --scenario uncontended|many-keys|hot-key|herd|redlock [--against raw,redisson,...]",
       "        [--duration 10s] [--threads N] [--uri redis://...] [--nodes uri,uri,uri,uri,uri] [--rtt 1ms]",
       "        [--json FILE]",
@@ -60,7 +62,7 @@ public final class Main {
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);
-        case "inspect", "unlock" -> OperatorCommand.run(argv[0], new Args(argv, 1, Set.of("uri", "namespace", "kind", "side"),
+        case "inspect", "unlock" -> OperatorCommand.run(argv[0], new Args(argv, 1, Set.of("uri", "nodes", "namespace", "kind", "side"),
             Set.of()), out);
         default -> throw new Args.UsageException("unknown command '" + argv[0] + "'");
       };

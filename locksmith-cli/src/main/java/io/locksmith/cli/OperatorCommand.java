@@ -7,13 +7,16 @@ import io.locksmith.LockClient;
 import io.locksmith.LockInfo;
 import io.locksmith.SemaphoreInfo;
 import io.locksmith.redis.RedisLockClient;
+import io.locksmith.redis.RedlockClient;
 import java.io.PrintStream;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
 /**
  * {@code locksmith inspect} and {@code locksmith unlock}: who holds a lock of any kind, and the
- * operator's force-unlock, on a Redis server, Sentinel group or Cluster.
+ * operator's force-unlock, on a Redis server, Sentinel group or Cluster, or the exclusive lock of a
+ * Redlock ({@code --nodes}: the holder a majority of nodes agrees on; unlock deletes it on every node).
  */
 final class OperatorCommand {
   /** The {@code --kind} values, in the order the usage lists them. */
@@ -23,12 +26,16 @@ final class OperatorCommand {
 
   static int run(String command, Args args, PrintStream out) {
     String uri = args.get("uri", null);
-    if (uri == null || args.positional().size() != 1) {
-      throw new Args.UsageException(command + " needs --uri and exactly one lock NAME");
+    String nodes = args.get("nodes", null);
+    if ((uri == null) == (nodes == null) || args.positional().size() != 1) {
+      throw new Args.UsageException(command + " needs --uri (or --nodes for Redlock) and exactly one lock NAME");
     }
     String kind = args.get("kind", "lock");
     if (!KINDS.contains(kind)) {
       throw new Args.UsageException("--kind must be one of " + String.join(", ", KINDS) + ", was '" + kind + "'");
+    }
+    if (nodes != null && !kind.equals("lock")) {
+      throw new Args.UsageException("Redlock (--nodes) has the exclusive lock only, not --kind " + kind);
     }
     String side = args.get("side", null);
     boolean sided = command.equals("unlock") && kind.equals("read-write");
@@ -45,7 +52,9 @@ final class OperatorCommand {
     String name = args.positional().get(0);
     ClientOptions options = ClientOptions.builder()
         .namespace(args.get("namespace", ClientOptions.DEFAULT_NAMESPACE)).build();
-    try (LockClient client = RedisLockClient.builder().uri(uri).options(options).build()) {
+    try (LockClient client = nodes != null
+        ? RedlockClient.builder().nodes(Arrays.asList(nodes.split(","))).options(options).build()
+        : RedisLockClient.builder().uri(uri).options(options).build()) {
       if (command.equals("unlock")) {
         unlock(client, kind, side, name, out);
       } else {

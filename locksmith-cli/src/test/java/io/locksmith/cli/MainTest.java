@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.SemaphoreInfo;
 import io.locksmith.redis.RedisLockClient;
+import io.locksmith.redis.RedlockClient;
 import io.locksmith.testkit.RedisServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -100,6 +101,24 @@ class MainTest {
           .isEqualTo(2);
       assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("--kind must be one of lock, fair")
           .contains("needs --side write or --side read");
+    }
+  }
+
+  @Test
+  void inspectAndUnlockReachARedlocksMajority() throws Exception {
+    try (RedisServer a = RedisServer.start(); RedisServer b = RedisServer.start(); RedisServer c = RedisServer.start();
+        RedlockClient locks = RedlockClient.builder().nodes(a.uri(), b.uri(), c.uri()).build()) {
+      var lease = locks.lock("orders").tryAcquire().orElseThrow();
+      String nodes = String.join(",", a.uri(), b.uri(), c.uri());
+      assertThat(Main.run(new String[] {"inspect", "--nodes", nodes, "orders"}, out, err)).isZero();
+      assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("lock 'orders'")
+          .contains("token     " + lease.fencingToken()).contains(locks.clientId());
+      assertThat(Main.run(new String[] {"unlock", "--nodes", nodes, "orders"}, out, err)).isZero();
+      assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("unlocked lock 'orders'");
+      assertThat(locks.inspect("orders")).isEmpty();
+      assertThat(Main.run(new String[] {"inspect", "--nodes", nodes, "--kind", "fair", "orders"}, out, err))
+          .isEqualTo(2);
+      assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("Redlock (--nodes) has the exclusive lock only");
     }
   }
 
