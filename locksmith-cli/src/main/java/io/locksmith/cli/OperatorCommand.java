@@ -53,7 +53,8 @@ final class OperatorCommand {
     ClientOptions options = ClientOptions.builder()
         .namespace(args.get("namespace", ClientOptions.DEFAULT_NAMESPACE)).build();
     try (LockClient client = nodes != null
-        ? RedlockClient.builder().nodes(Arrays.asList(nodes.split(","))).options(options).build()
+        ? RedlockClient.builder().nodes(Arrays.stream(nodes.split(",")).map(String::trim).toList()).options(options)
+            .build()
         : RedisLockClient.builder().uri(uri).options(options).build()) {
       if (command.equals("unlock")) {
         unlock(client, kind, side, name, out);
