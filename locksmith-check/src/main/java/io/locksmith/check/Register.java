@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 
 /**
@@ -48,7 +49,8 @@ final class Register {
   private final FenceGuard guard = new FenceGuard();
   private final ConcurrentHashMap<String, long[]> cells = new ConcurrentHashMap<>();
   private final AtomicLong versions = new AtomicLong();
-  private volatile Victim victim;
+  /** Claimed by compare-and-set: reads of different locks run at once, and only one may become the victim. */
+  private final AtomicReference<Victim> victim = new AtomicReference<>();
   private volatile long longestThink;
 
   Register(boolean fenced, History history, long thinkMinMillis, long thinkMaxMillis) {
@@ -66,7 +68,7 @@ final class Register {
    */
   CompletableFuture<Chosen> chooseVictim(Predicate<String> eligible, long thinkMillis, boolean holdReply) {
     Victim v = new Victim(eligible, thinkMillis, holdReply, new CompletableFuture<>());
-    victim = v;
+    victim.set(v);
     return v.chosen();
   }
 
@@ -76,7 +78,7 @@ final class Register {
   }
 
   void cancelVictim() {
-    victim = null;
+    victim.set(null);
   }
 
   ReadResult read(String client, String lock, long token) {
@@ -109,9 +111,9 @@ final class Register {
       }
       long think = thinkMinMillis >= thinkMaxMillis ? thinkMinMillis
           : ThreadLocalRandom.current().nextLong(thinkMinMillis, thinkMaxMillis + 1);
-      Victim v = victim;
-      if (v != null && v.eligible().test(client)) {
-        victim = null;
+      Victim v = victim.get();
+      // a second reader that also saw v would hold its reply with nobody to release it, stalling its JVM
+      if (v != null && v.eligible().test(client) && victim.compareAndSet(v, null)) {
         think = Math.max(think, v.thinkMillis());
         if (!v.holdReply()) {
           held.complete(null);
