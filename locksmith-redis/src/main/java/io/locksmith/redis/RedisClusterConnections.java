@@ -38,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * the slot map (round robin) and subscribes again.
  *
  * <p><b>Replica acknowledgement.</b> {@code WAIT} counts the replicas that have the writes of <em>the
- * connection it is sent on</em>, so {@link #waitForReplicas} sends it on the very node connection that
- * Lettuce routes the key's slot to: the one that carried the grant.
+ * connection it is sent on</em>, and blocks that connection while it waits. So an acknowledged grant runs
+ * on a cluster connection of its own ({@link #openLane}, lent by {@link ReplicaAckLanes}), and its {@code
+ * WAIT} goes on that lane's node connection to the slot's master: the one that carried the grant.
  *
  * <p>Thread-safe after {@link #connect}; every call is bounded by the command timeout.
  */
@@ -148,17 +149,48 @@ final class RedisClusterConnections {
   }
 
   /**
-   * {@code WAIT replicas timeoutMillis} on the connection to the master that owns {@code key}'s slot in
-   * the client's slot map: the connection Lettuce routed the grant on, so the count covers the grant.
+   * Opens a lane for acknowledged grants ({@link ReplicaAckLanes}): a cluster connection of its own, which
+   * routes the grant's script by slot like the shared one and opens its node connections when first used.
+   * Its {@code WAIT} goes to this lane's connection to the master of the key's slot: the one that carried
+   * the grant.
+   */
+  CompletableFuture<ReplicaAckLanes.Lane> openLane() {
+    CompletableFuture<StatefulRedisClusterConnection<String, String>> opening;
+    try {
+      opening = client.connectAsync(StringCodec.UTF8);
+    } catch (RuntimeException e) {
+      opening = CompletableFuture.failedFuture(e);
+    }
+    return opening.thenApply(conn -> {
+      conn.setTimeout(commandTimeout);
+      return new ReplicaAckLanes.Lane() {
+        @Override
+        public RedisClusterAsyncCommands<String, String> commands() {
+          return conn.async();
+        }
+
+        @Override
+        public CompletableFuture<Long> waitForReplicas(String key, int replicas, long timeoutMillis) {
+          return RedisClusterConnections.this.waitForReplicas(conn, key, replicas, timeoutMillis);
+        }
+
+        @Override
+        public void close() {
+          conn.closeAsync();
+        }
+      };
+    });
+  }
+
+  /**
+   * {@code WAIT replicas timeoutMillis} on {@code c}'s connection to the master that owns {@code key}'s slot
+   * in the slot map: the node connection Lettuce routed the grant on, so the count covers the grant.
    *
    * @return the number of replicas that acknowledged; exceptionally if the slot has no known master or
    *     the node cannot be reached
    */
-  CompletableFuture<Long> waitForReplicas(String key, int replicas, long timeoutMillis) {
-    StatefulRedisClusterConnection<String, String> c = connection;
-    if (c == null) {
-      return CompletableFuture.failedFuture(new BackendUnavailableException(description() + " is not connected"));
-    }
+  private CompletableFuture<Long> waitForReplicas(StatefulRedisClusterConnection<String, String> c, String key,
+      int replicas, long timeoutMillis) {
     int slot = SlotHash.getSlot(key);
     RedisClusterNode master = c.getPartitions().getMasterBySlot(slot);
     if (master == null || master.getUri() == null) {
