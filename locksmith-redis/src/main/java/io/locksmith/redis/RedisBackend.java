@@ -147,6 +147,8 @@ final class RedisBackend implements LockBackend {
   private volatile long lastMasterCheck;
   /** Semaphore operations per declared permit count: one object per count, so renewals batch. */
   private final Map<Integer, RedisSemaphore> semaphores = new ConcurrentHashMap<>();
+  /** The eviction policy each node reported when connected (node address to policy); see {@link #connect}. */
+  private final Map<String, String> evictionPolicies = new ConcurrentHashMap<>();
   /** Both sides of the read-write lock, over this backend's connections. */
   private final RedisReadWriteOps readWrite = new RedisReadWriteOps(this);
 
@@ -340,6 +342,15 @@ final class RedisBackend implements LockBackend {
               return sha;
             }));
           }
+          // pipelined with the script loads, so it costs no round trip; never fails the connect
+          SocketAddress at = connectedTo.get(conn);
+          String node = at != null ? hostPort(at) : RedisLockClient.describe(uri);
+          loads.add(EvictionPolicyCheck.check(conn.async(), node).thenApply(policy -> {
+            if (policy != null) {
+              evictionPolicies.put(node, policy);
+            }
+            return policy;
+          }));
           return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]))
               .thenCompose(v -> client.connectPubSubAsync(StringCodec.UTF8, uri).toCompletableFuture())
               .thenCompose(ps -> {
@@ -702,6 +713,14 @@ final class RedisBackend implements LockBackend {
       }
       return r;
     });
+  }
+
+  /**
+   * @return the {@code maxmemory-policy} of each node this client connected to that would say (address to
+   *     policy); see {@link EvictionPolicyCheck}
+   */
+  Map<String, String> evictionPolicies() {
+    return cluster != null ? cluster.evictionPolicies() : Map.copyOf(evictionPolicies);
   }
 
   /** @return how many waiters of this client are registered on the server, as far as it knows */

@@ -19,8 +19,10 @@ import io.locksmith.BackendUnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +60,7 @@ final class RedisClusterConnections {
   private final RedisClusterClient client;
   private volatile StatefulRedisClusterConnection<String, String> connection;
   private volatile StatefulRedisClusterPubSubConnection<String, String> pubsub;
+  private final Map<String, String> evictionPolicies = new ConcurrentHashMap<>();
 
   /**
    * @param seeds nodes to learn the slot map from; any one that answers is enough
@@ -122,6 +125,7 @@ final class RedisClusterConnections {
           return null;
         }));
       }
+      checkEvictionPolicies(conn, loads);
       return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]))
           .thenCompose(v -> client.connectPubSubAsync(StringCodec.UTF8))
           .thenCompose(ps -> {
@@ -146,6 +150,42 @@ final class RedisClusterConnections {
         }
       }
     });
+  }
+
+  /**
+   * Asks every master of the slot map for its eviction policy ({@link EvictionPolicyCheck}), in parallel with
+   * the script loads; each check ends within the command timeout (plus connecting to the node) and never
+   * fails. Replicas are not asked: configure them alike, a failover promotes one.
+   */
+  private void checkEvictionPolicies(StatefulRedisClusterConnection<String, String> conn,
+      List<CompletableFuture<Void>> pending) {
+    for (RedisClusterNode node : conn.getPartitions()) {
+      RedisURI at = node.getUri();
+      if (at == null || !node.getRole().isUpstream()) {
+        continue;
+      }
+      String name = (at.getHost().indexOf(':') >= 0 ? "[" + at.getHost() + "]" : at.getHost()) + ":" + at.getPort();
+      CompletableFuture<String> check;
+      try {
+        check = conn.getConnectionAsync(at.getHost(), at.getPort(), ConnectionIntent.WRITE)
+            .thenCompose(c -> EvictionPolicyCheck.check(c.async(), name));
+      } catch (RuntimeException e) {
+        check = CompletableFuture.failedFuture(e);
+      }
+      pending.add(check.handle((policy, f) -> {
+        if (policy != null) {
+          evictionPolicies.put(name, policy);
+        } else if (f != null) {
+          log.info("could not read maxmemory-policy of {}: {}", name, f.toString());
+        }
+        return null;
+      }));
+    }
+  }
+
+  /** @return the {@code maxmemory-policy} each master reported at connect, by address */
+  Map<String, String> evictionPolicies() {
+    return Map.copyOf(evictionPolicies);
   }
 
   /**
