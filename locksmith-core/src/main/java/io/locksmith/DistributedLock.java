@@ -24,7 +24,9 @@ import java.util.concurrent.locks.Lock;
  * again.
  *
  * <p><b>Waiting</b> is by notification where the backend has it (no busy polling), and every wait is
- * bounded: a blocking call returns within its wait plus one backend command timeout.
+ * bounded: a blocking call returns within its wait plus one acquisition attempt, which is one command
+ * timeout on a single Redis node and longer for Redlock (up to three node timeouts), with replica
+ * acknowledgement, or when a grant that came too late is given back; see {@link LeaseSource}.
  *
  * <p><b>Failure.</b> When the backend cannot be reached, acquisition fails with
  * {@link BackendUnavailableException}; nothing is granted that the backend did not grant.

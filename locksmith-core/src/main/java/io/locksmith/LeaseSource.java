@@ -10,8 +10,14 @@ import java.util.concurrent.CompletionStage;
  * {@link DistributedSemaphore} it is one permit. "Held by another owner" below means, for a semaphore,
  * that no permit is free.
  *
- * <p>Waiting is by notification where the backend has it, and every wait is bounded: a blocking call
- * returns within its wait plus one backend command timeout. When the backend cannot be reached,
+ * <p>Waiting is by notification where the backend has it, and every wait is bounded: the last attempt
+ * is sent by the end of the wait, so a blocking call returns within its wait plus the length of one
+ * attempt. An attempt is one backend command on a single Redis node (one command timeout), but it can
+ * be longer: a Redlock attempt that gives back a split vote, or raises the token on lagging nodes and
+ * then gives back, takes up to three node timeouts; replica acknowledgement adds its {@code WAIT} and,
+ * when too few replicas confirm, a give-back; and a grant that arrives with no validity left is given
+ * back (one more command) before the call goes on. {@code docs/architecture.md} gives the bound per
+ * backend. When the backend cannot be reached,
  * acquisition fails with {@link BackendUnavailableException}; nothing is granted that the backend did
  * not grant. Instances are thread-safe.
  */
