@@ -20,9 +20,11 @@ import org.slf4j.LoggerFactory;
  * The one lease implementation behind both lock views. State changes happen under {@code this}'s
  * monitor; listeners are told afterwards, on the client's event thread.
  *
- * <p>Each lease has at most one pending timer: the next renewal for a watched lease, the end of its
- * validity otherwise (or while renewals fail). Releasing cancels it, so released leases leave nothing
- * behind in the scheduler.
+ * <p>Each lease has at most one pending timer: the next renewal or the end of validity, whichever
+ * comes first, for a watched lease; the end of validity for a fixed lease, and for a watched lease
+ * whose renewal is in flight (a renewal can take up to a command timeout, longer than what is left of
+ * a short lease, and the loss must be reported when validity ends, not when the renewal gives up).
+ * Releasing cancels it, so released leases leave nothing behind in the scheduler.
  */
 final class DefaultLease implements Lease {
   private static final Logger log = LoggerFactory.getLogger(DefaultLease.class);
@@ -47,6 +49,8 @@ final class DefaultLease implements Lease {
   private long validUntil;
   private int holds;
   private ScheduledFuture<?> timer;
+  /** Bumped each time {@link #timer} is armed, so a firing timer can tell whether it is still current. */
+  private long timerGeneration;
   private long renewDueAt; // System.nanoTime() of the next renewal
   /** The thread-hold entry of the Lock view, or null for a lease-view lease. */
   final DefaultLockClient.HoldKey holdKey;
@@ -238,7 +242,10 @@ final class DefaultLease implements Lease {
     }
   }
 
-  /** Guarded by this: arm the one timer for what comes next. */
+  /**
+   * Guarded by this: arm the one timer for what comes next. While a renewal is in flight that is the end
+   * of validity alone; the renewal's reply arms the next renewal.
+   */
   private void scheduleNext() {
     cancelTimer();
     if (state.isFinal() || releasing) {
@@ -246,18 +253,28 @@ final class DefaultLease implements Lease {
     }
     long untilInvalid = validUntil - client.ticker().nanoTime();
     long delay = untilInvalid;
-    if (options.watched()) {
+    if (options.watched() && !renewing) {
       long untilRenewal = renewDueAt == 0 ? leaseNanos / 3 : renewDueAt - System.nanoTime();
       delay = Math.min(untilInvalid, untilRenewal);
       renewDueAt = System.nanoTime() + Math.max(0, delay);
     }
-    timer = client.schedule(this::onTimer, delay);
+    long generation = ++timerGeneration;
+    timer = client.schedule(() -> onTimer(generation), delay);
   }
 
-  private void onTimer() {
+  private void onTimer(long generation) {
     expireIfDue();
     if (options.watched()) {
       client.renewer().renewDue(this);
+    }
+    synchronized (this) {
+      // Nothing armed a new timer: the renewal was not claimed (one is in flight already, or it is not
+      // due), or validity was moved on (a re-entry) or has not ended on the injected ticker yet. Without
+      // this the lease would have no timer left until some reply happened to arm one.
+      if (generation == timerGeneration) {
+        timer = null;
+        scheduleNext();
+      }
     }
   }
 
@@ -275,7 +292,7 @@ final class DefaultLease implements Lease {
       return false;
     }
     renewing = true;
-    cancelTimer();
+    scheduleNext(); // now only the end of validity: listeners must not wait for the renewal's reply
     return true;
   }
 
