@@ -25,6 +25,8 @@ import org.slf4j.LoggerFactory;
  * whose renewal is in flight (a renewal can take up to a command timeout, longer than what is left of
  * a short lease, and the loss must be reported when validity ends, not when the renewal gives up).
  * Releasing cancels it, so released leases leave nothing behind in the scheduler.
+ *
+ * <p>The hold count is this client's own: see {@link #onReentered} for why the server's is not used.
  */
 final class DefaultLease implements Lease {
   private static final Logger log = LoggerFactory.getLogger(DefaultLease.class);
@@ -55,9 +57,9 @@ final class DefaultLease implements Lease {
   /** The thread-hold entry of the Lock view, or null for a lease-view lease. */
   final DefaultLockClient.HoldKey holdKey;
 
+  /** A fresh grant: one hold, whatever the backend counts (see {@link #onReentered}). */
   DefaultLease(DefaultLockClient client, LockOps ops, String name, String owner, LockOptions options,
-      long fencingToken, int holds, int replicasAcknowledged, long sentAt,
-      DefaultLockClient.HoldKey holdKey) {
+      long fencingToken, int replicasAcknowledged, long sentAt, DefaultLockClient.HoldKey holdKey) {
     this.client = client;
     this.ops = ops;
     this.name = name;
@@ -67,7 +69,7 @@ final class DefaultLease implements Lease {
     this.driftNanos = client.options().driftFor(options.leaseTime()).toNanos();
     this.fencingToken = fencingToken;
     this.replicasAcknowledged = replicasAcknowledged;
-    this.holds = holds;
+    this.holds = 1;
     this.holdKey = holdKey;
     this.validUntil = sentAt + leaseNanos - driftNanos;
   }
@@ -367,18 +369,35 @@ final class DefaultLease implements Lease {
     transition(LeaseState.RELEASED, "released locally; backend unreachable");
   }
 
-  /** A re-entry sent at {@code sentAt} was granted: one more hold, validity restarted. */
-  synchronized void onReentered(long sentAt, int newHolds) {
-    holds = newHolds;
+  /**
+   * A re-entry sent at {@code sentAt} was granted: one more hold, validity restarted.
+   *
+   * <p>Why the count is kept here and not taken from the server: the Lock view's count must follow the
+   * thread's own {@code lock()}/{@code unlock()} calls, and the server's count drifts from them whenever
+   * a call fails without the thread knowing whether it was applied — a re-entry that timed out after the
+   * server counted it, a partial unlock that never reached the server — and Redlock can only report one
+   * node's count (the highest) for a lease held on several. Adopting such a count made a thread's
+   * three {@code lock()} and three {@code unlock()} leave the lock held for the life of the client. So a
+   * re-entry adds one here, a partial unlock takes one away whatever happened to it, and the last
+   * {@code unlock()} releases <em>every</em> hold on the server; the server's count may then run ahead of
+   * this one, harmlessly, and its replies serve only to tell whether the lock is still ours. (Making
+   * re-entry and partial unlock idempotent with an expected count in the SPI would have kept the two
+   * counts equal, at the cost of changing every backend's scripts, without changing what a thread sees.)
+   */
+  synchronized void onReentered(long sentAt) {
+    holds++;
     validUntil = Math.max(validUntil, sentAt + leaseNanos - driftNanos);
-    if (!options.watched()) {
-      scheduleNext();
-    }
+    scheduleNext();
   }
 
-  /** Unlock of one hold that was not the last. */
-  synchronized void setHolds(int newHolds) {
-    holds = newHolds;
+  /** @return the Lock view's hold count, also once final (unlike {@link #holdCount()}) */
+  synchronized int localHolds() {
+    return holds;
+  }
+
+  /** One hold of a thread that holds more than one was given up, whatever the server made of it. */
+  synchronized void dropHold() {
+    holds = Math.max(1, holds - 1);
   }
 
   /** Locally drops one hold of a lease already lost; @return the holds left. */
