@@ -292,14 +292,18 @@ public final class DefaultLockClient implements LockClient {
     return clientId + ":w" + Long.toString(sequence.incrementAndGet(), 36);
   }
 
-  /** @return false if the waiter gave up: the backend hands the wake-up to the next one */
+  /**
+   * @return false if no waiting acquisition took the wake-up (it gave up, or this client is closing and
+   *     failed it): the backend then hands the wake-up to the next waiter, which may be another client's.
+   *     Reporting it as taken while closing would leave that waiter asleep until its backstop.
+   */
   private boolean onWake(String name, String waiterId) {
     Acquisition acquisition = waiters.get(waiterId);
     if (acquisition != null) {
       acquisition.wake();
       return true;
     }
-    return closed; // after close nobody waits and nothing is passed on
+    return false;
   }
 
   void waiterDone(String waiterId) {
