@@ -66,7 +66,9 @@ public interface DistributedLock extends Lock, LeaseSource {
    * status is restored on return). Re-entrant.
    *
    * @throws BackendUnavailableException if the backend cannot be reached
-   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
+   *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
+   *     lost (see {@link DistributedReadWriteLock})
    * @throws IllegalStateException if the client is closed
    */
   @Override
@@ -77,7 +79,9 @@ public interface DistributedLock extends Lock, LeaseSource {
    *
    * @throws InterruptedException if interrupted while waiting; nothing is then held
    * @throws BackendUnavailableException if the backend cannot be reached
-   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
+   *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
+   *     lost (see {@link DistributedReadWriteLock})
    */
   @Override
   void lockInterruptibly() throws InterruptedException;
@@ -87,7 +91,9 @@ public interface DistributedLock extends Lock, LeaseSource {
    *
    * @return whether the calling thread now holds the lock
    * @throws BackendUnavailableException if the backend cannot be reached
-   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
+   *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
+   *     lost (see {@link DistributedReadWriteLock})
    */
   @Override
   boolean tryLock();
@@ -98,7 +104,9 @@ public interface DistributedLock extends Lock, LeaseSource {
    * @return whether the calling thread now holds the lock
    * @throws InterruptedException if interrupted while waiting; nothing is then held
    * @throws BackendUnavailableException if the backend cannot be reached
-   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
+   *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
+   *     lost (see {@link DistributedReadWriteLock})
    * @throws IllegalArgumentException if {@code time} is negative
    */
   @Override
