@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
 public final class ClientOptions {
   /** Default namespace prefix. */
   public static final String DEFAULT_NAMESPACE = "locksmith";
-  /** Default upper bound on a lock name's length, in characters. */
+  /** Default upper bound on a lock name's length, in Unicode code points. */
   public static final int DEFAULT_MAX_NAME_LENGTH = 512;
 
   private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9._\\-]{1,64}");
@@ -61,7 +61,7 @@ public final class ClientOptions {
     return namespace;
   }
 
-  /** @return the longest lock name accepted */
+  /** @return the longest lock name accepted, in Unicode code points */
   public int maxNameLength() {
     return maxNameLength;
   }
@@ -116,7 +116,8 @@ public final class ClientOptions {
     }
 
     /**
-     * @param maxNameLength longest lock name accepted, 1–65536
+     * @param maxNameLength longest lock name accepted, in Unicode code points (a character outside the
+     *     Basic Multilingual Plane counts once), 1–65536
      * @return this builder
      */
     public Builder maxNameLength(int maxNameLength) {

@@ -468,6 +468,33 @@ public abstract class LockClientTck extends ContractSuite {
     assertThatThrownBy(() -> a.inspect(" ")).isInstanceOf(IllegalArgumentException.class);
   }
 
+  /**
+   * Regression (issue 12 item 11): names with an unpaired UTF-16 surrogate (no UTF-8 form) are refused;
+   * Redis used to store "job-" + U+D800, "job-" + U+DBFF and "job-?" under one key. A character outside
+   * the Basic Multilingual Plane is a valid name character and counts once toward the length limit.
+   */
+  @Test
+  void namesWithUnpairedSurrogatesAreRejectedAndLengthCountsCodePoints() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    for (String bad : List.of(name() + "-\uD800", name() + "-\uDBFF", "\uDC00" + name())) {
+      assertThatThrownBy(() -> lock(a, bad)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("surrogate");
+    }
+    String grinning = "\uD83D\uDE00";
+    try (Lease question = lock(a, name() + "-?").tryAcquire().orElseThrow();
+        Lease emoji = lock(b, name() + "-" + grinning).tryAcquire().orElseThrow()) {
+      assertThat(question.fencingToken()).isPositive();
+      assertThat(emoji.lockName()).isEqualTo(name() + "-" + grinning);
+    }
+    int max = a.options().maxNameLength();
+    try (Lease longest = lock(a, grinning.repeat(max)).tryAcquire().orElseThrow()) {
+      assertThat(longest.lockName()).hasSize(2 * max);
+    }
+    assertThatThrownBy(() -> lock(a, grinning.repeat(max + 1))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(String.valueOf(max));
+  }
+
   @Test
   void aClosedClientRefusesWorkAndEndsItsWaiters() throws Exception {
     LockClient a = client();
