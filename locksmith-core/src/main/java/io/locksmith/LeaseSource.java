@@ -27,7 +27,8 @@ public interface LeaseSource {
    * Waits as long as it takes for the lock and returns the lease.
    *
    * @return the lease, {@link LeaseState#HELD}
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
+   *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws IllegalStateException if the client is closed
    */
@@ -39,7 +40,8 @@ public interface LeaseSource {
    * @param wait how long to wait; {@link Duration#ZERO} tries once
    * @return the lease, {@link LeaseState#HELD}
    * @throws AcquireTimeoutException if another owner held the lock for the whole wait
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
+   *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws NullPointerException if {@code wait} is null
    * @throws IllegalArgumentException if {@code wait} is negative
@@ -61,7 +63,8 @@ public interface LeaseSource {
    *
    * @param wait how long to wait; {@link Duration#ZERO} tries once
    * @return the lease, or empty if another owner held the lock for the whole wait
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
+   *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws NullPointerException if {@code wait} is null
    * @throws IllegalArgumentException if {@code wait} is negative

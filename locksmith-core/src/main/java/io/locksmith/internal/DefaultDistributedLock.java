@@ -62,9 +62,7 @@ final class DefaultDistributedLock extends AbstractLeaseSource implements Distri
 
   @Override
   public void lockInterruptibly() throws InterruptedException {
-    if (Thread.interrupted()) {
-      throw new InterruptedException();
-    }
+    checkInterrupt();
     lockForThread(Long.MAX_VALUE, true);
   }
 
@@ -83,9 +81,7 @@ final class DefaultDistributedLock extends AbstractLeaseSource implements Distri
     if (time < 0) {
       throw new IllegalArgumentException("wait must not be negative, was " + time + " " + unit);
     }
-    if (Thread.interrupted()) {
-      throw new InterruptedException();
-    }
+    checkInterrupt();
     return lockForThread(unit.toNanos(time), true);
   }
 

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.locksmith.AcquireTimeoutException;
 import io.locksmith.ClientOptions;
 import io.locksmith.DistributedLock;
+import io.locksmith.FencingGuarantee;
 import io.locksmith.Lease;
 import io.locksmith.LeaseLostException;
 import io.locksmith.LeaseState;
@@ -14,8 +15,11 @@ import io.locksmith.LockClient;
 import io.locksmith.LockOptions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -395,6 +399,60 @@ public abstract class LockClientTck extends ContractSuite {
     third.release();
     assertThat(eventually(Duration.ofSeconds(5),
         () -> lock(c, name()).inspect().isEmpty())).as("nothing left on the backend").isTrue();
+  }
+
+  /**
+   * Regression (issue 12 item 12): an interrupted thread's {@code acquire} and {@code tryAcquire(wait)}
+   * sent an attempt anyway, which could take the lock, give it back and use up a fencing token. Every
+   * interruptible call now checks the interrupt first, as {@code lockInterruptibly} does: it throws
+   * {@link InterruptedException}, clears the interrupt status and sends nothing.
+   */
+  @Test
+  void aPreInterruptedThreadThrowsAndSendsNothing() throws Exception {
+    LockClient a = client();
+    DistributedLock lock = lock(a, name());
+    Lease first = lock.tryAcquire().orElseThrow();
+    first.release();
+    Map<String, Callable<?>> calls = new LinkedHashMap<>();
+    calls.put("acquire()", lock::acquire);
+    calls.put("acquire(5 s)", () -> lock.acquire(Duration.ofSeconds(5)));
+    calls.put("acquire(0)", () -> lock.acquire(Duration.ZERO));
+    calls.put("tryAcquire(5 s)", () -> lock.tryAcquire(Duration.ofSeconds(5)));
+    calls.put("tryAcquire(0)", () -> lock.tryAcquire(Duration.ZERO));
+    calls.put("tryLock(5 s)", () -> lock.tryLock(5, TimeUnit.SECONDS));
+    calls.put("lockInterruptibly()", () -> {
+      lock.lockInterruptibly();
+      return null;
+    });
+    CompletableFuture<List<String>> outcome = CompletableFuture.supplyAsync(() -> {
+      List<String> wrong = new ArrayList<>();
+      calls.forEach((what, call) -> {
+        Thread.currentThread().interrupt();
+        try {
+          wrong.add(what + " returned " + call.call());
+        } catch (InterruptedException expected) {
+          if (Thread.currentThread().isInterrupted()) {
+            wrong.add(what + " left the interrupt status set");
+          }
+        } catch (Exception e) {
+          wrong.add(what + " threw " + e);
+        } finally {
+          Thread.interrupted();
+        }
+      });
+      return wrong;
+    }, command -> new Thread(command, "tck-interrupted").start());
+    assertThat(outcome.get(20, TimeUnit.SECONDS)).as("calls that did not throw InterruptedException at once")
+        .isEmpty();
+    assertThat(lock.inspect()).as("nothing held").isEmpty();
+    Lease next = lock.tryAcquire().orElseThrow();
+    if (a.capabilities().fencing() == FencingGuarantee.STRICT) {
+      assertThat(next.fencingToken()).as("no token used up by the interrupted calls")
+          .isEqualTo(first.fencingToken() + 1);
+    } else {
+      assertThat(next.fencingToken()).isGreaterThan(first.fencingToken());
+    }
+    next.release();
   }
 
   // ------------------------------------------------------------------ async view
