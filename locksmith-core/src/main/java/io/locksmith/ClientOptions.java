@@ -136,7 +136,7 @@ public final class ClientOptions {
 
     /**
      * @param factor fraction of each lease assumed lost to clock drift, in [0, 0.5)
-     * @param floor fixed drift allowance added to it, not negative
+     * @param floor fixed drift allowance added to it, not negative, less than half of the default lease
      * @return this builder
      */
     public Builder clockDrift(double factor, Duration floor) {
@@ -174,8 +174,10 @@ public final class ClientOptions {
       if (!(driftFactor >= 0 && driftFactor < 0.5)) {
         throw new IllegalArgumentException("clockDrift factor must be in [0, 0.5), was " + driftFactor);
       }
-      if (driftFloor.isNegative()) {
-        throw new IllegalArgumentException("clockDrift floor must not be negative, was " + driftFloor);
+      if (driftFloor.isNegative() || driftFloor.compareTo(LockOptions.MAX_LEASE_TIME) > 0) {
+        // bounded here so that driftFor() cannot overflow; the check below narrows it to the lease
+        throw new IllegalArgumentException("clockDrift floor must be from 0 to at most "
+            + LockOptions.MAX_LEASE_TIME.toDays() + " days, was " + driftFloor);
       }
       Duration lease = defaultLockOptions.leaseTime();
       if (new ClientOptions(this).driftFor(lease).compareTo(lease.dividedBy(2)) >= 0) {

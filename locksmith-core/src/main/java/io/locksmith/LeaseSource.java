@@ -13,7 +13,9 @@ import java.util.concurrent.CompletionStage;
  * <p>Waiting is by notification where the backend has it, and every wait is bounded: a blocking call
  * returns within its wait plus one backend command timeout. When the backend cannot be reached,
  * acquisition fails with {@link BackendUnavailableException}; nothing is granted that the backend did
- * not grant. Instances are thread-safe.
+ * not grant. A wait too long to count in nanoseconds in a {@code long} (about 292 years, e.g.
+ * {@code ChronoUnit.FOREVER.getDuration()}) waits without bound, like {@link #acquire()}. Instances are
+ * thread-safe.
  */
 public interface LeaseSource {
 

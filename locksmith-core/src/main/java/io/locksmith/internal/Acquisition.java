@@ -66,6 +66,9 @@ final class Acquisition {
     this.owner = owner;
     this.holdKey = holdKey;
     this.waiterId = waitNanos > 0 ? client.newWaiterId() : null;
+    // A wait too long for nanoseconds in a long arrives saturated (Long.MAX_VALUE) and means no bound.
+    // Any other wait may push the deadline past Long.MAX_VALUE: it wraps, and the remaining time is
+    // only ever taken as deadline - now, which the wrap leaves exact (as System.nanoTime() documents).
     this.unbounded = waitNanos == Long.MAX_VALUE;
     this.deadline = System.nanoTime() + (unbounded ? 0 : waitNanos);
     this.validNanos = options.leaseTime().toNanos() - client.options().driftFor(options.leaseTime()).toNanos();
