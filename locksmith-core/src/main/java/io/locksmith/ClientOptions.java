@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
 public final class ClientOptions {
   /** Default namespace prefix. */
   public static final String DEFAULT_NAMESPACE = "locksmith";
-  /** Default upper bound on a lock name's length, in characters. */
+  /** Default upper bound on a lock name's length, in Unicode code points. */
   public static final int DEFAULT_MAX_NAME_LENGTH = 512;
 
   private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9._\\-]{1,64}");
@@ -61,7 +61,7 @@ public final class ClientOptions {
     return namespace;
   }
 
-  /** @return the longest lock name accepted */
+  /** @return the longest lock name accepted, in Unicode code points */
   public int maxNameLength() {
     return maxNameLength;
   }
@@ -116,7 +116,8 @@ public final class ClientOptions {
     }
 
     /**
-     * @param maxNameLength longest lock name accepted, 1–65536
+     * @param maxNameLength longest lock name accepted, in Unicode code points (a character outside the
+     *     Basic Multilingual Plane counts once), 1–65536
      * @return this builder
      */
     public Builder maxNameLength(int maxNameLength) {
@@ -135,7 +136,7 @@ public final class ClientOptions {
 
     /**
      * @param factor fraction of each lease assumed lost to clock drift, in [0, 0.5)
-     * @param floor fixed drift allowance added to it, not negative
+     * @param floor fixed drift allowance added to it, not negative, less than half of the default lease
      * @return this builder
      */
     public Builder clockDrift(double factor, Duration floor) {
@@ -173,8 +174,10 @@ public final class ClientOptions {
       if (!(driftFactor >= 0 && driftFactor < 0.5)) {
         throw new IllegalArgumentException("clockDrift factor must be in [0, 0.5), was " + driftFactor);
       }
-      if (driftFloor.isNegative()) {
-        throw new IllegalArgumentException("clockDrift floor must not be negative, was " + driftFloor);
+      if (driftFloor.isNegative() || driftFloor.compareTo(LockOptions.MAX_LEASE_TIME) > 0) {
+        // bounded here so that driftFor() cannot overflow; the check below narrows it to the lease
+        throw new IllegalArgumentException("clockDrift floor must be from 0 to at most "
+            + LockOptions.MAX_LEASE_TIME.toDays() + " days, was " + driftFloor);
       }
       Duration lease = defaultLockOptions.leaseTime();
       if (new ClientOptions(this).driftFor(lease).compareTo(lease.dividedBy(2)) >= 0) {

@@ -19,7 +19,9 @@ import java.util.concurrent.CompletionStage;
  * back (one more command) before the call goes on. {@code docs/architecture.md} gives the bound per
  * backend. When the backend cannot be reached,
  * acquisition fails with {@link BackendUnavailableException}; nothing is granted that the backend did
- * not grant. Instances are thread-safe.
+ * not grant. A wait too long to count in nanoseconds in a {@code long} (about 292 years, e.g.
+ * {@code ChronoUnit.FOREVER.getDuration()}) waits without bound, like {@link #acquire()}. Instances are
+ * thread-safe.
  */
 public interface LeaseSource {
 
@@ -33,7 +35,8 @@ public interface LeaseSource {
    * Waits as long as it takes for the lock and returns the lease.
    *
    * @return the lease, {@link LeaseState#HELD}
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
+   *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws IllegalStateException if the client is closed
    */
@@ -45,7 +48,8 @@ public interface LeaseSource {
    * @param wait how long to wait; {@link Duration#ZERO} tries once
    * @return the lease, {@link LeaseState#HELD}
    * @throws AcquireTimeoutException if another owner held the lock for the whole wait
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
+   *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws NullPointerException if {@code wait} is null
    * @throws IllegalArgumentException if {@code wait} is negative
@@ -67,7 +71,8 @@ public interface LeaseSource {
    *
    * @param wait how long to wait; {@link Duration#ZERO} tries once
    * @return the lease, or empty if another owner held the lock for the whole wait
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
+   *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws NullPointerException if {@code wait} is null
    * @throws IllegalArgumentException if {@code wait} is negative

@@ -72,6 +72,23 @@ public final class RedisLockClient extends ForwardingLockClient {
   public static final Duration DEFAULT_FENCE_RETENTION = Duration.ofHours(24);
   /** Default time a fair lock waiter's place outlives its last attempt, 5 s. */
   public static final Duration DEFAULT_FAIR_QUEUE_TIMEOUT = Duration.ofSeconds(5);
+  /**
+   * Longest command timeout accepted, 5 min: a server that has not answered in minutes is gone for
+   * this purpose, and renewals must learn that within a lease.
+   */
+  public static final Duration MAX_COMMAND_TIMEOUT = Duration.ofMinutes(5);
+  /**
+   * Longest {@link Builder#waiterRecheck(Duration) waiter re-check} and
+   * {@link Builder#fairQueueTimeout(Duration) fair queue timeout} accepted, 1 h: both bound how long a
+   * lost wake-up or a dead waiter costs, so longer ones would defeat their purpose.
+   */
+  public static final Duration MAX_WAITER_RECHECK = Duration.ofHours(1);
+  /**
+   * Longest fence retention accepted, 3650 days (about 10 years). Redis keeps it as {@code SET … PX},
+   * whose expiry (now + retention, in ms) must fit a signed 64-bit integer; an absurd retention
+   * overflowed it and the fence key expired at once. Ten years is "kept for good" in practice.
+   */
+  public static final Duration MAX_FENCE_RETENTION = Duration.ofDays(3650);
 
   private final String description;
 
@@ -197,7 +214,8 @@ public final class RedisLockClient extends ForwardingLockClient {
     }
 
     /**
-     * @param timeout bound on every command and on connecting; default 2 s
+     * @param timeout bound on every command and on connecting; default 2 s, 1 ms to
+     *     {@link #MAX_COMMAND_TIMEOUT}
      * @return this builder
      */
     public Builder commandTimeout(Duration timeout) {
@@ -207,7 +225,7 @@ public final class RedisLockClient extends ForwardingLockClient {
 
     /**
      * @param interval longest time a waiter goes without re-checking by itself (a backstop for a lost
-     *     wake-up or a waiter that died in the queue); default 5 s
+     *     wake-up or a waiter that died in the queue); default 5 s, 10 ms to {@link #MAX_WAITER_RECHECK}
      * @return this builder
      */
     public Builder waiterRecheck(Duration interval) {
@@ -217,7 +235,7 @@ public final class RedisLockClient extends ForwardingLockClient {
 
     /**
      * @param retention how long a lock name's last token is kept after its last grant; past it, tokens
-     *     rest on the time floor alone; default 24 h
+     *     rest on the time floor alone; default 24 h, 1 s to {@link #MAX_FENCE_RETENTION}
      * @return this builder
      */
     public Builder fenceRetention(Duration retention) {
@@ -234,7 +252,7 @@ public final class RedisLockClient extends ForwardingLockClient {
      * trip (a waiter stalled longer than this, e.g. by a GC pause, goes back to the end of the queue).
      * Clients of one lock should use the same value.
      *
-     * @param timeout the place timeout; default 5 s, at least 100 ms
+     * @param timeout the place timeout; default 5 s, 100 ms to {@link #MAX_WAITER_RECHECK}
      * @return this builder
      */
     public Builder fairQueueTimeout(Duration timeout) {
@@ -279,7 +297,7 @@ public final class RedisLockClient extends ForwardingLockClient {
      * @throws NullPointerException if the URI or a setting is null
      * @throws IllegalArgumentException if the URI is not a Redis, Redis Sentinel or Redis Cluster URI (a
      *     Sentinel URI without {@code sentinelMasterId}, a Cluster URI with a database, options or an
-     *     empty host included), or a duration is out of range
+     *     empty host included), or a duration is out of its documented range
      * @throws io.locksmith.BackendUnavailableException if the server cannot be reached within the
      *     command timeout; with Sentinel also if no sentinel answers or none knows the master name; on a
      *     Cluster if no seed node answers
@@ -299,10 +317,10 @@ public final class RedisLockClient extends ForwardingLockClient {
         redisUri = parseUri(uri, true);
         clusterSeeds = null;
       }
-      atLeast("commandTimeout", commandTimeout, Duration.ofMillis(1));
-      atLeast("waiterRecheck", waiterRecheck, Duration.ofMillis(10));
-      atLeast("fenceRetention", fenceRetention, Duration.ofSeconds(1));
-      atLeast("fairQueueTimeout", fairQueueTimeout, Duration.ofMillis(100));
+      within("commandTimeout", commandTimeout, Duration.ofMillis(1), MAX_COMMAND_TIMEOUT);
+      within("waiterRecheck", waiterRecheck, Duration.ofMillis(10), MAX_WAITER_RECHECK);
+      within("fenceRetention", fenceRetention, Duration.ofSeconds(1), MAX_FENCE_RETENTION);
+      within("fairQueueTimeout", fairQueueTimeout, Duration.ofMillis(100), MAX_WAITER_RECHECK);
       if (replicaAckPolicy != null || replicaAckTimeout != null || replicaAcks != 0) {
         Objects.requireNonNull(replicaAckTimeout, "replica acknowledgement timeout");
         Objects.requireNonNull(replicaAckPolicy, "replica acknowledgement policy");
@@ -405,6 +423,19 @@ public final class RedisLockClient extends ForwardingLockClient {
   static void atLeast(String what, Duration d, Duration min) {
     if (d.compareTo(min) < 0) {
       throw new IllegalArgumentException(what + " must be at least " + min + ", was " + d);
+    }
+  }
+
+  /**
+   * Bounds a setting at build(), so that no duration reaches a conversion to milliseconds or
+   * nanoseconds (or a Redis expiry) that it would overflow.
+   *
+   * @throws IllegalArgumentException if {@code d} is shorter than {@code min} or longer than {@code max}
+   */
+  static void within(String what, Duration d, Duration min, Duration max) {
+    atLeast(what, d, min);
+    if (d.compareTo(max) > 0) {
+      throw new IllegalArgumentException(what + " must be at most " + max + ", was " + d);
     }
   }
 }

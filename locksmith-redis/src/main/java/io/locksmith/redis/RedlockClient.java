@@ -111,7 +111,8 @@ public final class RedlockClient extends ForwardingLockClient {
 
     /**
      * @param timeout bound on each node's reply and on connecting to it; keep it small next to the
-     *     lease, since a slow node's time is taken from the lease's validity; default 250 ms
+     *     lease, since a slow node's time is taken from the lease's validity; default 250 ms, 1 ms to
+     *     {@link RedisLockClient#MAX_COMMAND_TIMEOUT}
      * @return this builder
      */
     public Builder nodeTimeout(Duration timeout) {
@@ -121,7 +122,7 @@ public final class RedlockClient extends ForwardingLockClient {
 
     /**
      * @param delay upper bound of the random delay before retrying after a vote that gave nobody a
-     *     majority; default 200 ms
+     *     majority; default 200 ms, 1 ms to {@link RedisLockClient#MAX_WAITER_RECHECK}
      * @return this builder
      */
     public Builder retryDelay(Duration delay) {
@@ -130,7 +131,8 @@ public final class RedlockClient extends ForwardingLockClient {
     }
 
     /**
-     * @param interval longest time a waiter goes without re-checking by itself; default 5 s
+     * @param interval longest time a waiter goes without re-checking by itself; default 5 s, 10 ms to
+     *     {@link RedisLockClient#MAX_WAITER_RECHECK}
      * @return this builder
      */
     public Builder waiterRecheck(Duration interval) {
@@ -140,7 +142,7 @@ public final class RedlockClient extends ForwardingLockClient {
 
     /**
      * @param retention how long each node keeps a lock name's token counter after its last grant;
-     *     default 24 h
+     *     default 24 h, 1 s to {@link RedisLockClient#MAX_FENCE_RETENTION}
      * @return this builder
      */
     public Builder fenceRetention(Duration retention) {
@@ -164,7 +166,7 @@ public final class RedlockClient extends ForwardingLockClient {
      * @return a connected client
      * @throws NullPointerException if a URI or setting is null
      * @throws IllegalArgumentException if the node count is even or below 3, a URI is invalid or given
-     *     twice, or a duration is out of range
+     *     twice, or a duration is out of its documented range
      * @throws io.locksmith.BackendUnavailableException if fewer than a majority of nodes can be reached
      */
     public RedlockClient build() {
@@ -177,10 +179,12 @@ public final class RedlockClient extends ForwardingLockClient {
         throw new IllegalArgumentException("Redlock needs an odd number of nodes, at least 3 (5 tolerates "
             + "the loss of 2), was " + nodes.size());
       }
-      RedisLockClient.atLeast("nodeTimeout", nodeTimeout, Duration.ofMillis(1));
-      RedisLockClient.atLeast("retryDelay", retryDelay, Duration.ofMillis(1));
-      RedisLockClient.atLeast("waiterRecheck", waiterRecheck, Duration.ofMillis(10));
-      RedisLockClient.atLeast("fenceRetention", fenceRetention, Duration.ofSeconds(1));
+      RedisLockClient.within("nodeTimeout", nodeTimeout, Duration.ofMillis(1), RedisLockClient.MAX_COMMAND_TIMEOUT);
+      RedisLockClient.within("retryDelay", retryDelay, Duration.ofMillis(1), RedisLockClient.MAX_WAITER_RECHECK);
+      RedisLockClient.within("waiterRecheck", waiterRecheck, Duration.ofMillis(10),
+          RedisLockClient.MAX_WAITER_RECHECK);
+      RedisLockClient.within("fenceRetention", fenceRetention, Duration.ofSeconds(1),
+          RedisLockClient.MAX_FENCE_RETENTION);
       List<RedisURI> uris = new ArrayList<>();
       Set<String> seen = new HashSet<>();
       for (String node : nodes) {
