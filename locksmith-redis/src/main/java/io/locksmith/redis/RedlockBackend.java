@@ -80,6 +80,36 @@ final class RedlockBackend implements LockBackend {
     return quorum;
   }
 
+  /** What the nodes' answers to one question about an owner's hold establish; see {@link #verdict}. */
+  enum Verdict {
+    /** A majority answered yes. */
+    YES,
+    /** More than N − quorum answered no: a majority can no longer say yes. */
+    NO,
+    /** Neither: the nodes that did not answer decide, so nobody can tell. */
+    UNKNOWN
+  }
+
+  /**
+   * The one rule for every question put to all nodes about a hold (re-entry, renewal, release): yes
+   * needs a majority; no needs more than N − quorum noes, i.e. so many that the nodes which did not
+   * answer could not make a majority for yes even together. Anything in between is unknown, never
+   * "no": a node that timed out, failed, or answered for only some leases may well hold the lock.
+   *
+   * @param yes nodes that answered yes
+   * @param no nodes that answered no
+   * @return the verdict; every other node counts as no answer
+   */
+  Verdict verdict(int yes, int no) {
+    if (yes >= quorum) {
+      return Verdict.YES;
+    }
+    if (no > nodes.size() - quorum) {
+      return Verdict.NO;
+    }
+    return Verdict.UNKNOWN;
+  }
+
   List<String> nodeDescriptions() {
     return nodes.stream().map(RedisBackend::description).toList();
   }
@@ -165,6 +195,8 @@ final class RedlockBackend implements LockBackend {
     final boolean[] failedNodes = new boolean[nodes.size()];
     int granted;
     int refused;
+    /** Nodes that answered a re-entry with "not held by this owner" (a subset of {@code refused}). */
+    int notHeld;
     int failed;
     long minRetry = Long.MAX_VALUE;
     int holds;
@@ -215,7 +247,9 @@ final class RedlockBackend implements LockBackend {
           holds = Math.max(holds, r.holdCount());
         } else {
           refused++;
-          if (!r.lost()) {
+          if (r.lost()) {
+            notHeld++;
+          } else {
             minRetry = Math.min(minRetry, r.retryAfterMillis());
             counters[node] = counter;
           }
@@ -340,6 +374,8 @@ final class RedlockBackend implements LockBackend {
       Throwable cause;
       int refusedNow;
       long retry;
+      int grantedNow;
+      int notHeldNow;
       List<CompletableFuture<Integer>> cleanups = new ArrayList<>();
       List<Integer> toRelease = new ArrayList<>();
       synchronized (this) {
@@ -347,6 +383,8 @@ final class RedlockBackend implements LockBackend {
         cause = firstFailure;
         refusedNow = refused;
         retry = minRetry;
+        grantedNow = granted;
+        notHeldNow = notHeld;
         for (int i = 0; i < tokens.length; i++) {
           // A failed re-entry must not free the hold the owner still has: it only takes back the
           // increment where it was counted. A failed acquisition gives back everything, on the
@@ -361,13 +399,22 @@ final class RedlockBackend implements LockBackend {
       // thread, and Lettuce orders commands per connection only as they reach its event loop, so an
       // earlier release could otherwise land after, and undo, the next round's grant of this owner.
       CompletableFuture.allOf(cleanups.toArray(new CompletableFuture<?>[0])).whenComplete((v, ignored) -> {
-        if (f > nodes.size() - quorum) {
-          result.completeExceptionally(new BackendUnavailableException("Redlock could not "
-              + (mode == AcquireMode.REENTER ? "re-enter" : "acquire") + " '" + name + "': " + f + " of "
-              + nodes.size() + " nodes failed, " + quorum + " answers needed; first failure: " + cause,
-              cause));
-        } else if (mode == AcquireMode.REENTER) {
-          result.complete(AcquireReply.lostHold());
+        if (mode == AcquireMode.REENTER) {
+          // The hold is lost only if so many nodes no longer have it that no majority can; with fewer
+          // noes, the silent nodes may still hold it (a bare-majority grant with one holder slow), and
+          // calling that lost would drop a lock that is still held and stop its renewal.
+          if (verdict(grantedNow, notHeldNow) == Verdict.NO) {
+            result.complete(AcquireReply.lostHold());
+          } else {
+            result.completeExceptionally(new BackendUnavailableException("Redlock could not re-enter '"
+                + name + "': " + grantedNow + " of " + nodes.size() + " nodes confirmed the hold, "
+                + notHeldNow + " no longer have it and " + f + " did not answer; " + quorum
+                + " are needed either way, so the hold is left as it was; first failure: " + cause, cause));
+          }
+        } else if (f > nodes.size() - quorum) {
+          result.completeExceptionally(new BackendUnavailableException("Redlock could not acquire '" + name
+              + "': " + f + " of " + nodes.size() + " nodes failed, " + quorum
+              + " answers needed; first failure: " + cause, cause));
         } else {
           // Held elsewhere by a majority: wait for its release (wake-up) or its lease. Split vote or
           // failed nodes: retry after a random delay so that contenders do not collide again.
@@ -431,8 +478,8 @@ final class RedlockBackend implements LockBackend {
 
   /**
    * Goes to every node and waits for all (each bounded by the node timeout). Owned if a majority still
-   * had the owner's hold; not owned if a majority did not; otherwise the nodes that failed to answer
-   * decide, so the outcome is unknown.
+   * had the owner's hold; not owned if so many did not that no majority can ({@link #verdict});
+   * otherwise the nodes that failed to answer decide, so the outcome is unknown and this fails.
    */
   @Override
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
@@ -455,19 +502,22 @@ final class RedlockBackend implements LockBackend {
           notOwned++;
         }
       }
-      if (owned >= quorum) {
-        return left;
+      switch (verdict(owned, notOwned)) {
+        case YES:
+          return left;
+        case NO:
+          return -1;
+        default:
+          throw unavailable("release '" + name + "'", failures);
       }
-      if (notOwned > nodes.size() - quorum) {
-        return -1;
-      }
-      throw unavailable("release '" + name + "'", failures);
     });
   }
 
   /**
-   * Each lease is extended only if a majority confirms it; refused by a majority means lost; a lease
-   * the answers cannot decide either way is reported as unknown ({@code null}).
+   * Each lease is extended only if a majority confirms it and lost only if a majority can no longer
+   * confirm it ({@link #verdict}); a lease the answers cannot decide is reported as unknown
+   * ({@code null}). A node may answer for some leases and not others (its renewal is split into several
+   * script calls and only some failed): a lease it has no answer for counts as no answer from it.
    */
   @Override
   public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
@@ -478,21 +528,16 @@ final class RedlockBackend implements LockBackend {
         int yes = 0;
         int no = 0;
         for (List<Boolean> v : values) {
-          if (v != null) {
-            if (v.get(r)) {
-              yes++;
-            } else {
-              no++;
-            }
+          Boolean answer = v == null ? null : v.get(r);
+          if (Boolean.TRUE.equals(answer)) {
+            yes++;
+          } else if (Boolean.FALSE.equals(answer)) {
+            no++;
           }
         }
-        if (yes >= quorum) {
-          out.add(true);
-        } else if (no > nodes.size() - quorum) {
-          out.add(false);
-        } else {
-          out.add(null); // too few answers to tell: UNCERTAIN for this lease alone, retried in validity
-        }
+        Verdict verdict = verdict(yes, no);
+        // UNKNOWN: too few answers to tell, UNCERTAIN for this lease alone, retried within validity
+        out.add(verdict == Verdict.UNKNOWN ? null : verdict == Verdict.YES);
       }
       return out;
     });

@@ -31,8 +31,12 @@ import java.util.Set;
  * (lease − elapsed − drift, elapsed measured from before the first send) is left. Otherwise it releases
  * on every node, including those that did not answer, and retries after a random delay of up to
  * {@link Builder#retryDelay(Duration)}, or when a node's release notification wakes it, within the wait.
- * Renewal extends a lease only if a majority confirms it; a majority that no longer has it makes the
- * lease {@link io.locksmith.LeaseState#LOST}. Release goes to every node.
+ * Renewal extends a lease only if a majority confirms it. Renewal, re-entry and release call a hold
+ * lost only when more than N − quorum nodes no longer have it (then the lease is
+ * {@link io.locksmith.LeaseState#LOST}); with fewer, the nodes that did not answer could still make a
+ * majority, so the outcome is unknown: the lease is {@link io.locksmith.LeaseState#UNCERTAIN} after
+ * such a renewal, such a re-entry throws {@link io.locksmith.BackendUnavailableException} and leaves the
+ * lease as it was, and such a release throws it too. Release goes to every node.
  *
  * <p><b>Fencing tokens</b> come from per-node counters kept in step: the token is the highest value of
  * the granting majority, and it is written to a majority before the grant is reported. Tokens strictly
