@@ -26,6 +26,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +59,7 @@ final class RedlockBackend implements LockBackend {
   private final Duration nodeTimeout;
   private final long retryDelayMillis;
   private final ClientResources resources;
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   RedlockBackend(List<io.lettuce.core.RedisURI> uris, Duration nodeTimeout, Duration retryDelay,
       Duration waiterRecheck, Duration fenceRetention) {
@@ -128,10 +130,12 @@ final class RedlockBackend implements LockBackend {
     long deadline = System.nanoTime() + nodeTimeout.toNanos() * 3 + TimeUnit.SECONDS.toNanos(1);
     int connected = 0;
     List<String> down = new ArrayList<>();
+    List<Integer> reached = new ArrayList<>();
     for (int i = 0; i < nodes.size(); i++) {
       try {
         connects.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         connected++;
+        reached.add(i);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         close();
@@ -145,9 +149,73 @@ final class RedlockBackend implements LockBackend {
       throw new BackendUnavailableException("only " + connected + " of " + nodes.size()
           + " Redlock nodes could be reached, " + quorum + " needed; unreachable: " + down);
     }
+    try {
+      rejectOneServerTwice(reached);
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
     if (!down.isEmpty()) {
       log.warn("Redlock starts with {} of {} nodes; unreachable for now: {}", connected, nodes.size(), down);
     }
+  }
+
+  /**
+   * The builder compares addresses as written; this catches one server reached under two addresses
+   * (a name and its IP, a DNS alias, a port forward): each reached node reports the run id its server
+   * drew at start, and two equal ids are one process, whose "majority" would be a single vote. A node
+   * that cannot say (slow, INFO disabled, a server without run ids) is not compared; nor is a node
+   * that was unreachable at start.
+   *
+   * @throws IllegalArgumentException if two of {@code reached} report the same run id
+   */
+  private void rejectOneServerTwice(List<Integer> reached) {
+    List<CompletableFuture<String>> infos = new ArrayList<>();
+    for (int i : reached) {
+      try {
+        infos.add(nodes.get(i).commands("read the server's run id").info("server").toCompletableFuture());
+      } catch (RuntimeException e) {
+        infos.add(CompletableFuture.failedFuture(e));
+      }
+    }
+    // each INFO is bounded by the node timeout on its connection; this bound only guards against a stall
+    long deadline = System.nanoTime() + nodeTimeout.toNanos() * 2 + TimeUnit.SECONDS.toNanos(1);
+    Map<String, Integer> byRunId = new HashMap<>();
+    for (int k = 0; k < reached.size(); k++) {
+      int node = reached.get(k);
+      String runId;
+      try {
+        runId = runId(infos.get(k).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new BackendUnavailableException("interrupted while asking the Redlock nodes for their run ids",
+            e);
+      } catch (ExecutionException | TimeoutException | RuntimeException e) {
+        log.info("Redlock: {} did not report its run id, so it is not compared with the others: {}",
+            nodes.get(node).description(), RedisExceptions.unwrap(e).toString());
+        continue;
+      }
+      if (runId == null) {
+        continue;
+      }
+      Integer same = byRunId.putIfAbsent(runId, node);
+      if (same != null) {
+        throw new IllegalArgumentException("nodes " + nodes.get(same).description() + " and "
+            + nodes.get(node).description() + " are the same Redis server (run_id " + runId + ") under two "
+            + "addresses: Redlock's nodes must be independent masters");
+      }
+    }
+  }
+
+  /** @return the {@code run_id} field of an {@code INFO server} reply, or null if it has none */
+  static String runId(String info) {
+    for (String line : info.split("\\R")) {
+      if (line.startsWith("run_id:")) {
+        String id = line.substring("run_id:".length()).trim();
+        return id.isEmpty() ? null : id;
+      }
+    }
+    return null;
   }
 
   @Override
@@ -606,8 +674,12 @@ final class RedlockBackend implements LockBackend {
     });
   }
 
+  /** Idempotent: a failed {@link #open} closes, and so does the client that called it. */
   @Override
   public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
     for (RedisBackend node : nodes) {
       node.close();
     }
