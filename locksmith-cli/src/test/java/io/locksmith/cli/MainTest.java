@@ -62,7 +62,7 @@ class MainTest {
       assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("unlocked lock 'orders'");
       assertThat(locks.inspect("orders")).isEmpty();
       assertThat(Main.run(new String[] {"inspect", "--uri", server.uri(), "orders"}, out, err)).isZero();
-      assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("lock 'orders' is free");
+      assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("'orders' is free: no lock, fair lock");
     }
   }
 
