@@ -120,7 +120,11 @@ public interface LockClient extends AutoCloseable {
   /** @return the options this client was built with */
   ClientOptions options();
 
-  /** @return this client's id, part of every owner id it writes to the backend */
+  /**
+   * @return this client's id, random per instance: every owner id it writes to the backend starts with
+   *     it ({@code <clientId>:<seq>}, then {@code @<clientName>} if {@link ClientOptions#clientName()} is
+   *     set)
+   */
   String clientId();
 
   /**

@@ -70,6 +70,8 @@ public final class DefaultLockClient implements LockClient {
   private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
   private final Set<Acquisition> running = ConcurrentHashMap.newKeySet();
   private final AtomicLong sequence = new AtomicLong();
+  /** {@code "@" + client name}, or empty: appended to owner ids (not waiter ids, which stay short). */
+  private final String ownerSuffix;
   private volatile boolean closed;
 
   /**
@@ -85,13 +87,15 @@ public final class DefaultLockClient implements LockClient {
     byte[] id = new byte[9];
     RANDOM.nextBytes(id);
     this.clientId = Base64.getUrlEncoder().withoutPadding().encodeToString(id);
+    this.ownerSuffix = options.clientName().map(n -> "@" + n).orElse("");
     this.scheduler = new ScheduledThreadPoolExecutor(1, daemon("locksmith-timer-" + clientId));
     this.scheduler.setRemoveOnCancelPolicy(true);
     this.events = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
         daemon("locksmith-events-" + clientId));
     this.renewer = new Renewer(this);
     try {
-      backend.open(new BackendContext(clientId, options.namespace(), this::onWake));
+      backend.open(new BackendContext(clientId, options.namespace(), this::onWake,
+          options.clientName().orElse(null)));
     } catch (RuntimeException e) {
       shutdownThreads();
       backend.close();
@@ -284,8 +288,9 @@ public final class DefaultLockClient implements LockClient {
     }
   }
 
+  /** {@code <clientId>:<seq>}, or {@code <clientId>:<seq>@<clientName>} when the client has a name. */
   String newOwnerId() {
-    return clientId + ":" + Long.toString(sequence.incrementAndGet(), 36);
+    return clientId + ":" + Long.toString(sequence.incrementAndGet(), 36) + ownerSuffix;
   }
 
   String newWaiterId() {

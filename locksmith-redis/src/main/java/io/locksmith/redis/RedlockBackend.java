@@ -112,6 +112,11 @@ final class RedlockBackend implements LockBackend {
     return Verdict.UNKNOWN;
   }
 
+  /** TLS settings for the nodes with a {@code rediss} URI; call before {@link #open}. */
+  void tls(RedisTls tls) {
+    nodes.forEach(node -> node.tls(tls));
+  }
+
   List<String> nodeDescriptions() {
     return nodes.stream().map(RedisBackend::description).toList();
   }
@@ -131,6 +136,7 @@ final class RedlockBackend implements LockBackend {
     int connected = 0;
     List<String> down = new ArrayList<>();
     List<Integer> reached = new ArrayList<>();
+    LockException misconfigured = null;
     for (int i = 0; i < nodes.size(); i++) {
       try {
         connects.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -141,13 +147,22 @@ final class RedlockBackend implements LockBackend {
         close();
         throw new BackendUnavailableException("interrupted while connecting to the Redlock nodes", e);
       } catch (ExecutionException | TimeoutException e) {
-        down.add(nodes.get(i).description() + " (" + RedisExceptions.unwrap(e) + ")");
+        RuntimeException failure = e instanceof TimeoutException
+            ? new BackendUnavailableException("no answer within the connect bound", e)
+            : RedisExceptions.translate(e, "connect");
+        if (failure instanceof io.locksmith.BackendConfigurationException c && misconfigured == null) {
+          misconfigured = c;
+        }
+        down.add(nodes.get(i).description() + " (" + failure.getMessage() + ")");
       }
     }
     if (connected < quorum) {
       close();
-      throw new BackendUnavailableException("only " + connected + " of " + nodes.size()
-          + " Redlock nodes could be reached, " + quorum + " needed; unreachable: " + down);
+      String message = "only " + connected + " of " + nodes.size() + " Redlock nodes could be reached, " + quorum
+          + " needed; unreachable: " + down;
+      // a node that does not fit the configuration will not come back by itself: say so, not "unavailable"
+      throw misconfigured != null ? new io.locksmith.BackendConfigurationException(message, misconfigured)
+          : new BackendUnavailableException(message);
     }
     try {
       rejectOneServerTwice(reached);

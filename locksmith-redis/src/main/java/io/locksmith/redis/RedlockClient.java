@@ -56,6 +56,7 @@ import java.util.Objects;
  * <p>Thread-safe; create one per application and close it at shutdown.
  */
 public final class RedlockClient extends ForwardingLockClient {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RedlockClient.class);
   /** Default bound on each node's reply, 250 ms: small next to leases, generous for a loaded host. */
   public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(250);
   /** Default upper bound of the random delay before retrying after a split or failed vote, 200 ms. */
@@ -96,6 +97,7 @@ public final class RedlockClient extends ForwardingLockClient {
     private Duration waiterRecheck = RedisLockClient.DEFAULT_WAITER_RECHECK;
     private Duration fenceRetention = RedisLockClient.DEFAULT_FENCE_RETENTION;
     private ClientOptions options = ClientOptions.defaults();
+    private RedisTls tls;
 
     private Builder() {}
 
@@ -161,11 +163,24 @@ public final class RedlockClient extends ForwardingLockClient {
     }
 
     /**
-     * @param options namespace, default lease policy, clock-drift allowance, clock
+     * @param options namespace, default lease policy, clock-drift allowance, clock, client name (part
+     *     of owner ids and of every connection's name)
      * @return this builder
      */
     public Builder options(ClientOptions options) {
       this.options = options;
+      return this;
+    }
+
+    /**
+     * TLS settings for every node, as for {@link RedisLockClient.Builder#tls(RedisTls)}; every node URI
+     * must then be {@code rediss://}.
+     *
+     * @param tls the settings, or null for none
+     * @return this builder
+     */
+    public Builder tls(RedisTls tls) {
+      this.tls = tls;
       return this;
     }
 
@@ -179,7 +194,10 @@ public final class RedlockClient extends ForwardingLockClient {
      * @throws NullPointerException if a URI or setting is null
      * @throws IllegalArgumentException if the node count is even or below 3, a URI is invalid, two URIs
      *     name the same host and port (whatever the database), two reachable nodes turn out to be the
-     *     same server, or a duration is out of its documented range
+     *     same server, TLS settings come with a plain-text node URI, or a duration is out of its
+     *     documented range
+     * @throws io.locksmith.BackendConfigurationException if fewer than a majority of nodes can be reached
+     *     and a node failed because the configuration does not fit it (TLS, unknown host, credentials)
      * @throws io.locksmith.BackendUnavailableException if fewer than a majority of nodes can be reached
      */
     public RedlockClient build() {
@@ -201,7 +219,7 @@ public final class RedlockClient extends ForwardingLockClient {
       List<RedisURI> uris = new ArrayList<>();
       Map<String, RedisURI> seen = new HashMap<>();
       for (String node : nodes) {
-        RedisURI uri = RedisLockClient.parseUri(Objects.requireNonNull(node, "node uri"));
+        RedisURI uri = RedisLockClient.parseUri(Objects.requireNonNull(node, "node uri"), false, tls);
         RedisURI earlier = seen.putIfAbsent(address(uri), uri);
         if (earlier != null) {
           // the database number selects a keyspace inside one server, not another server: a "quorum"
@@ -213,8 +231,11 @@ public final class RedlockClient extends ForwardingLockClient {
         uri.setTimeout(nodeTimeout);
         uris.add(uri);
       }
-      return new RedlockClient(new RedlockBackend(uris, nodeTimeout, retryDelay, waiterRecheck,
-          fenceRetention), options);
+      RedlockBackend backend = new RedlockBackend(uris, nodeTimeout, retryDelay, waiterRecheck, fenceRetention);
+      backend.tls(tls != null ? tls : RedisTls.defaults());
+      RedlockClient client = new RedlockClient(backend, options);
+      log.info(RedisLockClient.startMessage("Redlock", client.clientId(), client.nodes().toString(), options, tls));
+      return client;
     }
   }
 
