@@ -2,20 +2,23 @@ package io.locksmith;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
  * Options every backend's client shares: the namespace its keys live under, name limits, the default
- * lease policy, the clock-drift allowance and the clock itself. Immutable and thread-safe; build with
- * {@link #builder()}, derive with {@link #mutate()}.
+ * lease policy, the clock-drift allowance, the clock itself and an optional client name. Immutable and
+ * thread-safe; build with {@link #builder()}, derive with {@link #mutate()}.
  */
 public final class ClientOptions {
   /** Default namespace prefix. */
   public static final String DEFAULT_NAMESPACE = "locksmith";
-  /** Default upper bound on a lock name's length, in characters. */
+  /** Default upper bound on a lock name's length, in Unicode code points. */
   public static final int DEFAULT_MAX_NAME_LENGTH = 512;
 
   private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9._\\-]{1,64}");
+  /** Printable ASCII without space: what Redis accepts as a connection name, and safe in an owner id. */
+  private static final Pattern CLIENT_NAME = Pattern.compile("[\\x21-\\x7E]{1,64}");
   private static final ClientOptions DEFAULTS = new Builder().build();
 
   private final String namespace;
@@ -24,6 +27,7 @@ public final class ClientOptions {
   private final double driftFactor;
   private final Duration driftFloor;
   private final Ticker ticker;
+  private final String clientName;
 
   private ClientOptions(Builder b) {
     this.namespace = b.namespace;
@@ -32,6 +36,7 @@ public final class ClientOptions {
     this.driftFactor = b.driftFactor;
     this.driftFloor = b.driftFloor;
     this.ticker = b.ticker;
+    this.clientName = b.clientName;
   }
 
   /** @return the defaults */
@@ -53,6 +58,7 @@ public final class ClientOptions {
     b.driftFactor = driftFactor;
     b.driftFloor = driftFloor;
     b.ticker = ticker;
+    b.clientName = clientName;
     return b;
   }
 
@@ -61,7 +67,7 @@ public final class ClientOptions {
     return namespace;
   }
 
-  /** @return the longest lock name accepted */
+  /** @return the longest lock name accepted, in Unicode code points */
   public int maxNameLength() {
     return maxNameLength;
   }
@@ -74,6 +80,14 @@ public final class ClientOptions {
   /** @return the monotonic clock used for validity */
   public Ticker ticker() {
     return ticker;
+  }
+
+  /**
+   * @return the name this client gives itself, e.g. host and process, if one was set; see {@link
+   *     Builder#clientName(String)}
+   */
+  public Optional<String> clientName() {
+    return Optional.ofNullable(clientName);
   }
 
   /**
@@ -91,7 +105,8 @@ public final class ClientOptions {
   @Override
   public String toString() {
     return "ClientOptions{namespace=" + namespace + ", maxNameLength=" + maxNameLength + ", lock="
-        + defaultLockOptions + ", drift=" + driftFactor + "+" + driftFloor + "}";
+        + defaultLockOptions + ", drift=" + driftFactor + "+" + driftFloor
+        + (clientName != null ? ", clientName=" + clientName : "") + "}";
   }
 
   /** Builds {@link ClientOptions}; not thread-safe. Everything is validated by {@link #build()}. */
@@ -102,6 +117,7 @@ public final class ClientOptions {
     private double driftFactor = 0.01;
     private Duration driftFloor = Duration.ofMillis(2);
     private Ticker ticker = Ticker.system();
+    private String clientName;
 
     private Builder() {}
 
@@ -116,7 +132,8 @@ public final class ClientOptions {
     }
 
     /**
-     * @param maxNameLength longest lock name accepted, 1–65536
+     * @param maxNameLength longest lock name accepted, in Unicode code points (a character outside the
+     *     Basic Multilingual Plane counts once), 1–65536
      * @return this builder
      */
     public Builder maxNameLength(int maxNameLength) {
@@ -135,7 +152,7 @@ public final class ClientOptions {
 
     /**
      * @param factor fraction of each lease assumed lost to clock drift, in [0, 0.5)
-     * @param floor fixed drift allowance added to it, not negative
+     * @param floor fixed drift allowance added to it, not negative, less than half of the default lease
      * @return this builder
      */
     public Builder clockDrift(double factor, Duration floor) {
@@ -154,6 +171,21 @@ public final class ClientOptions {
     }
 
     /**
+     * Names this client for operators, e.g. {@code "billing-7/4711"} (host and process id). The name
+     * follows the client id in every owner id the client writes ({@code <clientId>:<seq>@<name>}, shown
+     * by {@code inspect}), and a backend that can name its connections does so (Redis: {@code CLIENT
+     * SETNAME}, visible in {@code CLIENT LIST}). Without a name (the default) owner ids are
+     * {@code <clientId>:<seq>}. Names need not be unique; the client id still tells clients apart.
+     *
+     * @param clientName 1–64 printable ASCII characters without spaces, or {@code null} for none
+     * @return this builder
+     */
+    public Builder clientName(String clientName) {
+      this.clientName = clientName;
+      return this;
+    }
+
+    /**
      * @return the options
      * @throws NullPointerException if a reference option is null
      * @throws IllegalArgumentException if a value is out of range, with the reason
@@ -167,14 +199,20 @@ public final class ClientOptions {
         throw new IllegalArgumentException(
             "namespace must be 1-64 characters of [A-Za-z0-9._-], was '" + namespace + "'");
       }
+      if (clientName != null && !CLIENT_NAME.matcher(clientName).matches()) {
+        throw new IllegalArgumentException("clientName must be 1-64 printable ASCII characters without spaces,"
+            + " was '" + clientName.replaceAll("\\p{Cntrl}", "?") + "'");
+      }
       if (maxNameLength < 1 || maxNameLength > 65536) {
         throw new IllegalArgumentException("maxNameLength must be in 1..65536, was " + maxNameLength);
       }
       if (!(driftFactor >= 0 && driftFactor < 0.5)) {
         throw new IllegalArgumentException("clockDrift factor must be in [0, 0.5), was " + driftFactor);
       }
-      if (driftFloor.isNegative()) {
-        throw new IllegalArgumentException("clockDrift floor must not be negative, was " + driftFloor);
+      if (driftFloor.isNegative() || driftFloor.compareTo(LockOptions.MAX_LEASE_TIME) > 0) {
+        // bounded here so that driftFor() cannot overflow; the check below narrows it to the lease
+        throw new IllegalArgumentException("clockDrift floor must be from 0 to at most "
+            + LockOptions.MAX_LEASE_TIME.toDays() + " days, was " + driftFloor);
       }
       Duration lease = defaultLockOptions.leaseTime();
       if (new ClientOptions(this).driftFor(lease).compareTo(lease.dividedBy(2)) >= 0) {

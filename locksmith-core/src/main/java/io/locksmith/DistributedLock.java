@@ -24,7 +24,9 @@ import java.util.concurrent.locks.Lock;
  * again.
  *
  * <p><b>Waiting</b> is by notification where the backend has it (no busy polling), and every wait is
- * bounded: a blocking call returns within its wait plus one backend command timeout.
+ * bounded: a blocking call returns within its wait plus one acquisition attempt, which is one command
+ * timeout on a single Redis node and longer for Redlock (up to three node timeouts), with replica
+ * acknowledgement, or when a grant that came too late is given back; see {@link LeaseSource}.
  *
  * <p><b>Failure.</b> When the backend cannot be reached, acquisition fails with
  * {@link BackendUnavailableException}; nothing is granted that the backend did not grant.
@@ -66,7 +68,9 @@ public interface DistributedLock extends Lock, LeaseSource {
    * status is restored on return). Re-entrant.
    *
    * @throws BackendUnavailableException if the backend cannot be reached
-   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
+   *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
+   *     lost (see {@link DistributedReadWriteLock})
    * @throws IllegalStateException if the client is closed
    */
   @Override
@@ -75,9 +79,12 @@ public interface DistributedLock extends Lock, LeaseSource {
   /**
    * As {@link #lock()}, but interruptible.
    *
-   * @throws InterruptedException if interrupted while waiting; nothing is then held
+   * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
+   *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
    * @throws BackendUnavailableException if the backend cannot be reached
-   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
+   *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
+   *     lost (see {@link DistributedReadWriteLock})
    */
   @Override
   void lockInterruptibly() throws InterruptedException;
@@ -87,7 +94,9 @@ public interface DistributedLock extends Lock, LeaseSource {
    *
    * @return whether the calling thread now holds the lock
    * @throws BackendUnavailableException if the backend cannot be reached
-   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
+   *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
+   *     lost (see {@link DistributedReadWriteLock})
    */
   @Override
   boolean tryLock();
@@ -96,9 +105,12 @@ public interface DistributedLock extends Lock, LeaseSource {
    * Waits at most the given time for the calling thread. Re-entrant.
    *
    * @return whether the calling thread now holds the lock
-   * @throws InterruptedException if interrupted while waiting; nothing is then held
+   * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
+   *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
    * @throws BackendUnavailableException if the backend cannot be reached
-   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
+   *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
+   *     lost (see {@link DistributedReadWriteLock})
    * @throws IllegalArgumentException if {@code time} is negative
    */
   @Override

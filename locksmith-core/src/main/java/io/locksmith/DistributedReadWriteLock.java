@@ -11,7 +11,10 @@ import java.util.Optional;
  *       readers cannot starve writers. Readers that already hold keep their holds (and may re-enter).
  *   <li><b>Downgrade</b> (write → read) is allowed: a thread that holds the write side may lock the read
  *       side (then unlock the write side), and {@link #downgrade(Lease)} turns a write lease into a
- *       read lease without letting a writer in between.
+ *       read lease without letting a writer in between. Both check that the write hold is still
+ *       this writer's: a downgrade is granted at once, with the write's fencing token, or fails with
+ *       {@link LeaseLostException} (the write lease is then {@link LeaseState#LOST} and no read hold
+ *       is left), never turned into a fresh read after another writer's grant.
  *   <li><b>Upgrade</b> (read → write) is refused: a thread that holds the read side and asks for the
  *       write side gets an {@link IllegalStateException} at once instead of waiting for itself forever.
  *       A lease-view read hold cannot be told apart from another process's, so do not ask for the write

@@ -9,9 +9,12 @@ import java.time.Duration;
  * code, thread pools and virtual threads.
  *
  * <p><b>Fencing.</b> {@link #fencingToken()} grows strictly across successive grants of the same lock
- * name (how strongly is stated by {@link Capabilities#fencing()}). Send it with every write to the
- * protected resource and have the resource reject tokens smaller than the largest it has seen: that is
- * the only protection against a holder that was paused past its lease.
+ * name (how strongly is stated by {@link Capabilities#fencing()}). Send it with every access to the
+ * protected resource, starting with the first (usually the read), and have the resource admit it there
+ * and reject tokens smaller than the largest it has admitted: that is the only protection against a
+ * holder that was paused past its lease. A token checked only at the write still loses updates (a
+ * paused holder that read before the next holder can write after that holder's read); see
+ * {@link FenceGuard} and {@code docs/fencing.md}.
  *
  * <p><b>Validity.</b> {@link #remainingValidity()} is measured with the client's monotonic
  * {@link Ticker} from the moment the granting (or last renewing) request was <em>sent</em>, minus an

@@ -10,10 +10,18 @@ import java.util.concurrent.CompletionStage;
  * {@link DistributedSemaphore} it is one permit. "Held by another owner" below means, for a semaphore,
  * that no permit is free.
  *
- * <p>Waiting is by notification where the backend has it, and every wait is bounded: a blocking call
- * returns within its wait plus one backend command timeout. When the backend cannot be reached,
+ * <p>Waiting is by notification where the backend has it, and every wait is bounded: the last attempt
+ * is sent by the end of the wait, so a blocking call returns within its wait plus the length of one
+ * attempt. An attempt is one backend command on a single Redis node (one command timeout), but it can
+ * be longer: a Redlock attempt that gives back a split vote, or raises the token on lagging nodes and
+ * then gives back, takes up to three node timeouts; replica acknowledgement adds its {@code WAIT} and,
+ * when too few replicas confirm, a give-back; and a grant that arrives with no validity left is given
+ * back (one more command) before the call goes on. {@code docs/architecture.md} gives the bound per
+ * backend. When the backend cannot be reached,
  * acquisition fails with {@link BackendUnavailableException}; nothing is granted that the backend did
- * not grant. Instances are thread-safe.
+ * not grant. A wait too long to count in nanoseconds in a {@code long} (about 292 years, e.g.
+ * {@code ChronoUnit.FOREVER.getDuration()}) waits without bound, like {@link #acquire()}. Instances are
+ * thread-safe.
  */
 public interface LeaseSource {
 
@@ -27,7 +35,8 @@ public interface LeaseSource {
    * Waits as long as it takes for the lock and returns the lease.
    *
    * @return the lease, {@link LeaseState#HELD}
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
+   *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws IllegalStateException if the client is closed
    */
@@ -39,7 +48,8 @@ public interface LeaseSource {
    * @param wait how long to wait; {@link Duration#ZERO} tries once
    * @return the lease, {@link LeaseState#HELD}
    * @throws AcquireTimeoutException if another owner held the lock for the whole wait
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
+   *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws NullPointerException if {@code wait} is null
    * @throws IllegalArgumentException if {@code wait} is negative
@@ -61,7 +71,8 @@ public interface LeaseSource {
    *
    * @param wait how long to wait; {@link Duration#ZERO} tries once
    * @return the lease, or empty if another owner held the lock for the whole wait
-   * @throws InterruptedException if the thread is interrupted while waiting; nothing is then held
+   * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
+   *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws NullPointerException if {@code wait} is null
    * @throws IllegalArgumentException if {@code wait} is negative

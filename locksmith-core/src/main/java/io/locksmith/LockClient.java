@@ -8,7 +8,9 @@ import java.util.Optional;
  * thread). Close it when done (see {@link #close()}): every thread it started ends.
  *
  * <p>Lock names are validated: non-null, not blank, at most {@link ClientOptions#maxNameLength()}
- * characters. They are stored under the client's {@linkplain ClientOptions#namespace() namespace} and
+ * characters counted as Unicode code points, no control characters and no unpaired UTF-16 surrogates
+ * (which are not characters and have no UTF-8 form, so an encoding backend would merge them with other
+ * names). Anything else is accepted, case-sensitively. They are stored under the client's {@linkplain ClientOptions#namespace() namespace} and
  * never reach the backend as code.
  */
 public interface LockClient extends AutoCloseable {
@@ -17,7 +19,7 @@ public interface LockClient extends AutoCloseable {
    * @param name the lock name
    * @return the exclusive re-entrant lock of that name with the client's default lease policy
    * @throws NullPointerException if {@code name} is null
-   * @throws IllegalArgumentException if {@code name} is blank or too long
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above)
    * @throws IllegalStateException if the client is closed
    */
   DistributedLock lock(String name);
@@ -27,7 +29,7 @@ public interface LockClient extends AutoCloseable {
    * @param options the lease policy of this lock object
    * @return the exclusive re-entrant lock of that name
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException if {@code name} is blank or too long, or the lease time is not
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above), or the lease time is not
    *     longer than the client's clock-drift allowance for it
    * @throws IllegalStateException if the client is closed
    */
@@ -43,7 +45,7 @@ public interface LockClient extends AutoCloseable {
    * @return the fair lock of that name with the client's default lease policy
    * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#FAIR}
    * @throws NullPointerException if {@code name} is null
-   * @throws IllegalArgumentException if {@code name} is blank or too long
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above)
    * @throws IllegalStateException if the client is closed
    */
   default DistributedLock fairLock(String name) {
@@ -56,7 +58,7 @@ public interface LockClient extends AutoCloseable {
    * @return the fair lock of that name; see {@link #fairLock(String)}
    * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#FAIR}
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException if {@code name} is blank or too long, or the lease time is not
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above), or the lease time is not
    *     longer than the client's clock-drift allowance for it
    * @throws IllegalStateException if the client is closed
    */
@@ -67,7 +69,7 @@ public interface LockClient extends AutoCloseable {
    * @return the read-write lock of that name with the client's default lease policy
    * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#READ_WRITE}
    * @throws NullPointerException if {@code name} is null
-   * @throws IllegalArgumentException if {@code name} is blank or too long
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above)
    * @throws IllegalStateException if the client is closed
    */
   default DistributedReadWriteLock readWriteLock(String name) {
@@ -80,7 +82,7 @@ public interface LockClient extends AutoCloseable {
    * @return the read-write lock of that name
    * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#READ_WRITE}
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException if {@code name} is blank or too long, or the lease time is not
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above), or the lease time is not
    *     longer than the client's clock-drift allowance for it
    * @throws IllegalStateException if the client is closed
    */
@@ -92,7 +94,7 @@ public interface LockClient extends AutoCloseable {
    * @return the semaphore of that name with the client's default lease policy
    * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#SEMAPHORE}
    * @throws NullPointerException if {@code name} is null
-   * @throws IllegalArgumentException if {@code name} is blank or too long, or {@code permits} &lt; 1
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above), or {@code permits} &lt; 1
    * @throws IllegalStateException if the client is closed
    */
   default DistributedSemaphore semaphore(String name, int permits) {
@@ -106,7 +108,7 @@ public interface LockClient extends AutoCloseable {
    * @return the semaphore of that name
    * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#SEMAPHORE}
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException if {@code name} is blank or too long, {@code permits} &lt; 1, or
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above), {@code permits} &lt; 1, or
    *     the lease time is not longer than the client's clock-drift allowance for it
    * @throws IllegalStateException if the client is closed
    */
@@ -118,7 +120,11 @@ public interface LockClient extends AutoCloseable {
   /** @return the options this client was built with */
   ClientOptions options();
 
-  /** @return this client's id, part of every owner id it writes to the backend */
+  /**
+   * @return this client's id, random per instance: every owner id it writes to the backend starts with
+   *     it ({@code <clientId>:<seq>}, then {@code @<clientName>} if {@link ClientOptions#clientName()} is
+   *     set)
+   */
   String clientId();
 
   /**
@@ -128,7 +134,7 @@ public interface LockClient extends AutoCloseable {
    * @return the holder, or empty if the lock is free
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws NullPointerException if {@code name} is null
-   * @throws IllegalArgumentException if {@code name} is blank or too long
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above)
    */
   Optional<LockInfo> inspect(String name);
 
@@ -140,7 +146,7 @@ public interface LockClient extends AutoCloseable {
    * @return whether a lock was deleted
    * @throws BackendUnavailableException if the backend cannot be reached
    * @throws NullPointerException if {@code name} is null
-   * @throws IllegalArgumentException if {@code name} is blank or too long
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above)
    */
   boolean forceUnlock(String name);
 

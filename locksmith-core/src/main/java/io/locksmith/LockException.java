@@ -3,7 +3,8 @@ package io.locksmith;
 /**
  * Root of every exception Locksmith throws for lock-service failures. Unchecked, so that code written
  * against {@link java.util.concurrent.locks.Lock} stays unchanged; catch this type to handle every
- * lock failure in one place.
+ * lock failure in one place. {@link BackendUnavailableException} is transient (retry later); {@link
+ * BackendConfigurationException} is not (fix the configuration).
  *
  * <p>Programming errors are reported with the JDK's own types instead: {@link NullPointerException}
  * and {@link IllegalArgumentException} for bad input, {@link IllegalStateException} for use of a

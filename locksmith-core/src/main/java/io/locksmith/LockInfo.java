@@ -8,7 +8,9 @@ import java.util.Objects;
  * describes the moment it was read and may be stale by the time it is looked at.
  *
  * @param name the lock name (without namespace)
- * @param owner the backend's owner id of the holder (client id and lease sequence)
+ * @param owner the backend's owner id of the holder: {@code <clientId>:<seq>}, or {@code
+ *     <clientId>:<seq>@<clientName>} when the holder's client has a {@linkplain ClientOptions#clientName()
+ *     name}
  * @param holdCount re-entry depth of the holder
  * @param fencingToken the token of the current grant
  * @param remainingTtl how long the server keeps the lock if it is not renewed, as the server sees it

@@ -17,6 +17,21 @@ public final class LockOptions {
   public static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
   /** The shortest lease accepted, 10 ms: shorter leases cannot survive one network round trip. */
   public static final Duration MIN_LEASE_TIME = Duration.ofMillis(10);
+  /**
+   * The shortest watched lease accepted, 100 ms. A watched lease is renewed every third of it and is
+   * lost when a renewal has not answered within the rest of its validity, so a renewal round trip
+   * (scheduling included) has about two thirds of the lease: some 65 ms here. Leases of 10–15 ms left
+   * 5 ms and were lost within a second. Keep watched leases well above the backend's command timeout
+   * where the network is not local; this floor only rejects leases that cannot be renewed at all.
+   */
+  public static final Duration MIN_WATCHED_LEASE_TIME = Duration.ofMillis(100);
+  /**
+   * The longest lease accepted, 7 days. A lease is how long a crashed holder keeps everyone else out;
+   * longer than any plan to notice and recover. Work that may run longer uses a watched lease, which
+   * stays short however long it is held. (The bound also keeps every lease within what nanoseconds and
+   * Redis expiry times in a {@code long} can hold.)
+   */
+  public static final Duration MAX_LEASE_TIME = Duration.ofDays(7);
 
   private static final LockOptions DEFAULTS = new Builder().build();
 
@@ -37,7 +52,8 @@ public final class LockOptions {
    * @param leaseTime the lease, renewed every third of it while held
    * @return options for watched leases
    * @throws NullPointerException if {@code leaseTime} is null
-   * @throws IllegalArgumentException if {@code leaseTime} is shorter than {@link #MIN_LEASE_TIME}
+   * @throws IllegalArgumentException if {@code leaseTime} is shorter than {@link #MIN_WATCHED_LEASE_TIME}
+   *     or longer than {@link #MAX_LEASE_TIME}
    */
   public static LockOptions watched(Duration leaseTime) {
     return builder().watchedLease(leaseTime).build();
@@ -47,7 +63,8 @@ public final class LockOptions {
    * @param leaseTime the lease after which the lock expires unless released before
    * @return options for fixed leases
    * @throws NullPointerException if {@code leaseTime} is null
-   * @throws IllegalArgumentException if {@code leaseTime} is shorter than {@link #MIN_LEASE_TIME}
+   * @throws IllegalArgumentException if {@code leaseTime} is shorter than {@link #MIN_LEASE_TIME} or
+   *     longer than {@link #MAX_LEASE_TIME}
    */
   public static LockOptions fixed(Duration leaseTime) {
     return builder().fixedLease(leaseTime).build();
@@ -104,7 +121,8 @@ public final class LockOptions {
     private Builder() {}
 
     /**
-     * @param leaseTime lease renewed every third of it while held
+     * @param leaseTime lease renewed every third of it while held, {@link #MIN_WATCHED_LEASE_TIME} to
+     *     {@link #MAX_LEASE_TIME}; checked by {@link #build()}
      * @return this builder
      */
     public Builder watchedLease(Duration leaseTime) {
@@ -114,7 +132,8 @@ public final class LockOptions {
     }
 
     /**
-     * @param leaseTime lease that expires unless released before
+     * @param leaseTime lease that expires unless released before, {@link #MIN_LEASE_TIME} to
+     *     {@link #MAX_LEASE_TIME}; checked by {@link #build()}
      * @return this builder
      */
     public Builder fixedLease(Duration leaseTime) {
@@ -127,12 +146,22 @@ public final class LockOptions {
      * @return the options
      * @throws NullPointerException if the lease time is null
      * @throws IllegalArgumentException if the lease time is shorter than {@link #MIN_LEASE_TIME}
+     *     ({@link #MIN_WATCHED_LEASE_TIME} for a watched lease) or longer than {@link #MAX_LEASE_TIME}
      */
     public LockOptions build() {
       Objects.requireNonNull(leaseTime, "leaseTime");
       if (leaseTime.compareTo(MIN_LEASE_TIME) < 0) {
         throw new IllegalArgumentException(
             "leaseTime must be at least " + MIN_LEASE_TIME.toMillis() + " ms, was " + leaseTime);
+      }
+      if (watched && leaseTime.compareTo(MIN_WATCHED_LEASE_TIME) < 0) {
+        throw new IllegalArgumentException("a watched lease must be at least "
+            + MIN_WATCHED_LEASE_TIME.toMillis() + " ms to be renewed in time (it is renewed every third of"
+            + " it), was " + leaseTime + "; use a longer lease, or a fixed one");
+      }
+      if (leaseTime.compareTo(MAX_LEASE_TIME) > 0) {
+        throw new IllegalArgumentException("leaseTime must be at most " + MAX_LEASE_TIME.toDays()
+            + " days, was " + leaseTime + "; for long work use a watched lease, which is renewed while held");
       }
       return new LockOptions(this);
     }

@@ -25,9 +25,12 @@ import java.util.concurrent.TimeUnit;
  *
  * <ol>
  *   <li>naive {@code SET NX PX} + {@code DEL} lock: work outlives the lock, updates are lost;</li>
- *   <li>Locksmith lock with fenced writes: no update lost;</li>
- *   <li>a holder frozen with SIGSTOP past its lease: another process takes the lock, and the frozen
- *       one's late write is rejected by the fencing token.</li>
+ *   <li>Locksmith lock, the token admitted at each read and checked at each write: no update lost;</li>
+ *   <li>a holder frozen with SIGSTOP past its lease, thawed after the next holder's read and before
+ *       its write: the frozen one's late write is rejected by the fencing token;</li>
+ *   <li>the same pause against the old write-only fence: the late write is accepted and the next
+ *       holder's write overwrites it, one update lost. This row shows why the token is admitted at the
+ *       read; it is not Locksmith's recipe and does not count towards the exit code.</li>
  * </ol>
  *
  * Exits 1 if Locksmith lost an update or a stale write was accepted.
@@ -82,14 +85,18 @@ final class Demo {
     PhaseResult naive;
     PhaseResult locksmith;
     PhaseResult paused;
+    PhaseResult writeOnly;
     try (StatefulRedisConnection<String, String> connection = redis.connect()) {
       Inventory inventory = new Inventory(connection.sync());
-      out.println("1/3 naive lock: SET lock NX PX, blind DEL ...");
+      out.println("1/4 naive lock: SET lock NX PX, blind DEL ...");
       naive = sellingPhase(inventory, "naive");
-      out.println("2/3 Locksmith lock, writes fenced by the token ...");
+      out.println("2/4 Locksmith lock; the token is admitted at the read and checked at the write ...");
       locksmith = sellingPhase(inventory, "locksmith");
-      out.println("3/3 a holder is frozen (SIGSTOP) past its lease while another process sells ...");
-      paused = pausePhase(inventory);
+      out.println("3/4 a holder is frozen (SIGSTOP) past its lease and thawed between the next holder's read"
+          + " and write ...");
+      paused = pausePhase(inventory, true);
+      out.println("4/4 the same pause against a fence checked only at the write (the old recipe) ...");
+      writeOnly = pausePhase(inventory, false);
     } finally {
       redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
@@ -98,19 +105,24 @@ final class Demo {
     out.println("| phase                                  | sold | stock left | lost updates | stale writes rejected |");
     out.println("|----------------------------------------|-----:|-----------:|-------------:|----------------------:|");
     row("naive SET NX PX + DEL", naive, "n/a");
-    row("Locksmith lock + fenced writes", locksmith, Long.toString(locksmith.staleRejected()));
+    row("Locksmith lock + fenced read and write", locksmith, Long.toString(locksmith.staleRejected()));
     row("Locksmith, holder paused past lease", paused, Long.toString(paused.staleRejected()));
+    row("same pause, fence at write only (old)", writeOnly, Long.toString(writeOnly.staleRejected()));
     out.println();
     out.printf("naive: %d sales recorded for %d items taken from stock: %d updates lost (overselling).%n",
         naive.sold(), stock - naive.stockLeft(), naive.lostUpdates());
     out.printf("Locksmith: %d updates lost. The paused holder's late write was %s by the fencing token.%n",
         locksmith.lostUpdates() + paused.lostUpdates(),
         paused.staleRejected() > 0 ? "REJECTED" : "not rejected (!)");
+    out.printf("Fenced only at the write (the old recipe), the same late write was %s; lost updates: %d. Admit"
+        + " the token at the first access (docs/fencing.md).%n", writeOnly.staleRejected() > 0 ? "rejected"
+        : "accepted", writeOnly.lostUpdates());
 
     if (jsonFile != null) {
       String json = String.format("{\"naiveLostUpdates\": %d, \"locksmithLostUpdates\": %d, "
-          + "\"staleWritesRejected\": %d}%n", naive.lostUpdates(),
-          locksmith.lostUpdates() + paused.lostUpdates(), locksmith.staleRejected() + paused.staleRejected());
+          + "\"staleWritesRejected\": %d, \"writeOnlyFenceLostUpdates\": %d}%n", naive.lostUpdates(),
+          locksmith.lostUpdates() + paused.lostUpdates(), locksmith.staleRejected() + paused.staleRejected(),
+          writeOnly.lostUpdates());
       Files.writeString(Path.of(jsonFile), json, StandardCharsets.UTF_8);
       out.println("wrote " + jsonFile);
     }
@@ -144,30 +156,44 @@ final class Demo {
     return new PhaseResult(sold, left, sold - (stock - left), inventory.staleRejected());
   }
 
-  private PhaseResult pausePhase(Inventory inventory) throws Exception {
+  /**
+   * The interleaving that decides whether a fence is placed right. The victim takes the lock and reads;
+   * it is frozen past its lease; the seller is granted the lock and reads; the victim is thawed and
+   * writes; then the seller writes. Admitted at the read, the seller's read has raised the fence and the
+   * victim's write is rejected. Fenced only at the write ({@code admit} false, the old recipe), the
+   * victim's token is still the largest the store has seen, its write is accepted, and the seller's
+   * write, computed from its earlier read, overwrites it: one update lost.
+   */
+  private PhaseResult pausePhase(Inventory inventory, boolean admit) throws Exception {
     int initial = 10;
     int sellerItems = 3;
     inventory.reset(initial);
-    Worker victim = startWorker("--mode", "victim");
+    String prefix = admit ? "" : "write-only-";
+    Worker victim = startWorker("--mode", prefix + "victim");
     String holding = victim.awaitLine("HOLDING", Duration.ofSeconds(30));
     ProcessSignals.pause(victim.process.pid());
     out.println("    frozen process " + victim.process.pid() + " while " + holding.toLowerCase());
+    Worker seller;
     try {
-      Worker seller = startWorker("--mode", "seller", "--items", Integer.toString(sellerItems));
-      long sold = seller.resultSold(Duration.ofSeconds(60));
-      seller.lines.stream().filter(l -> l.startsWith("SOLD")).forEach(l -> out.println("    other process: " + l.toLowerCase()));
-      if (sold != sellerItems) {
-        throw new IllegalStateException("the other process sold " + sold + " of " + sellerItems);
-      }
+      seller = startWorker("--mode", prefix + "seller", "--items", Integer.toString(sellerItems));
+      String read = seller.awaitLine("READ", Duration.ofSeconds(60));
+      out.println("    other process, granted the lock after the lease ran out: " + read.toLowerCase());
     } finally {
       ProcessSignals.resume(victim.process.pid());
     }
+    victim.send("GO");
     String write = victim.awaitLine("WRITE", Duration.ofSeconds(30));
-    out.println("    thawed process " + victim.process.pid() + ": " + write.toLowerCase());
+    out.println("    thawed process " + victim.process.pid() + " before the other's write: " + write.toLowerCase());
     victim.awaitExit(Duration.ofSeconds(30));
-    long sold = inventory.sold();
+    seller.send("GO");
+    long sold = seller.resultSold(Duration.ofSeconds(60));
+    seller.lines.stream().filter(l -> l.startsWith("SOLD")).forEach(l -> out.println("    other process: " + l.toLowerCase()));
+    if (sold != sellerItems) {
+      throw new IllegalStateException("the other process sold " + sold + " of " + sellerItems);
+    }
+    long recorded = inventory.sold();
     int left = inventory.stock();
-    return new PhaseResult(sold, left, sold - (initial - left), inventory.staleRejected());
+    return new PhaseResult(recorded, left, recorded - (initial - left), inventory.staleRejected());
   }
 
   // ------------------------------------------------------------------ child JVMs
@@ -178,6 +204,9 @@ final class Demo {
         "-cp", System.getProperty("java.class.path"), Main.class.getName(), "demo-worker", "--uri", uri));
     cmd.addAll(List.of(workerArgs));
     Process process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    if (workerArgs.length < 2 || !workerArgs[1].endsWith("victim") && !workerArgs[1].endsWith("seller")) {
+      process.getOutputStream().close(); // only the pause phase's workers read stdin
+    }
     synchronized (children) {
       children.add(process);
     }
@@ -216,6 +245,12 @@ final class Demo {
       }, "locksmith-demo-reader-" + process.pid());
       reader.setDaemon(true);
       reader.start();
+    }
+
+    /** Writes one line to the worker's stdin. */
+    void send(String line) throws IOException {
+      process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+      process.getOutputStream().flush();
     }
 
     String awaitLine(String prefix, Duration within) throws InterruptedException {

@@ -8,16 +8,23 @@ import io.locksmith.DistributedLock;
 import io.locksmith.Lease;
 import io.locksmith.LockOptions;
 import io.locksmith.redis.RedisLockClient;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One worker process of the demo. Sells items from the shared {@link Inventory} under a lock, in one of
- * four modes, and reports on stdout ({@code HOLDING …}, {@code WRITE …}, {@code RESULT sold=N}).
+ * its modes, and reports on stdout ({@code HOLDING …}, {@code READ …}, {@code WRITE …},
+ * {@code RESULT sold=N}). The victim and the seller of the pause phase wait for a {@code GO} line on
+ * stdin at the point where the demo stages the interleaving.
  */
 final class DemoWorker {
   static final String LOCK = "demo:inventory";
@@ -42,9 +49,12 @@ final class DemoWorker {
     switch (mode) {
       case "naive" -> worker.sellAll(false);
       case "locksmith" -> worker.sellAll(true);
-      case "victim" -> worker.victim();
-      case "seller" -> worker.seller(args.intValue("items", 3, 1, 1000));
-      default -> throw new Args.UsageException("demo-worker --mode must be naive|locksmith|victim|seller");
+      case "victim" -> worker.victim(true);
+      case "seller" -> worker.seller(args.intValue("items", 3, 1, 1000), true);
+      case "write-only-victim" -> worker.victim(false);
+      case "write-only-seller" -> worker.seller(args.intValue("items", 3, 1, 1000), false);
+      default -> throw new Args.UsageException("demo-worker --mode must be naive|locksmith|victim|seller|"
+          + "write-only-victim|write-only-seller");
     }
     return 0;
   }
@@ -120,11 +130,19 @@ final class DemoWorker {
     }
   }
 
+  /**
+   * Locksmith's recipe: the token is admitted at the read, the first access of the stock under the lock,
+   * and checked again at the write. A holder superseded before its read is refused there.
+   */
   private void sellWithLocksmith(DistributedLock lock, Inventory inventory, AtomicInteger sold) {
     try {
       while (timeLeft()) {
         try (Lease lease = lock.acquire(Duration.ofSeconds(30))) {
-          int stock = inventory.stock();
+          OptionalInt read = inventory.fencedRead(lease.fencingToken());
+          if (read.isEmpty()) {
+            continue; // superseded already: this holder's lease is gone
+          }
+          int stock = read.getAsInt();
           if (stock <= 0) {
             return;
           }
@@ -140,33 +158,66 @@ final class DemoWorker {
     }
   }
 
+  /** Reads the stock as the holder of {@code token}: admitted through the fence, or plainly (old recipe). */
+  private static int read(Inventory inventory, long token, boolean admit) {
+    if (!admit) {
+      return inventory.stock();
+    }
+    return inventory.fencedRead(token).orElseThrow(() -> new IllegalStateException(
+        "token " + token + " was refused at the read: superseded before its first access"));
+  }
+
+  private static boolean write(Inventory inventory, long token, int stock, boolean admit) {
+    return admit ? inventory.fencedWrite(token, stock) : inventory.writeOnlyFencedWrite(token, stock);
+  }
+
+  /** Blocks until the demo sends {@code GO} on stdin. */
+  private static void awaitGo(BufferedReader stdin) throws IOException {
+    for (String line; (line = stdin.readLine()) != null; ) {
+      if (line.trim().equals("GO")) {
+        return;
+      }
+    }
+    throw new IllegalStateException("stdin closed before GO");
+  }
+
   /**
-   * Takes the lock, reads the stock, announces it holds the lock, then works slowly. The demo freezes
-   * this process (SIGSTOP) right after the announcement, past its lease; when it thaws, it writes with
-   * its old token, as a paused process does, and the fenced store rejects the write.
+   * Takes the lock, reads the stock, announces it holds the lock, then waits for {@code GO}: its slow
+   * work. The demo freezes this process (SIGSTOP) right after the announcement, past its lease, and
+   * thaws it once the next holder has read; then it writes with its old token, as a paused process does.
+   * Admitted at its read, the fence rejects that write; with the old write-only fence it is accepted.
    */
-  private void victim() throws Exception {
+  private void victim(boolean admit) throws Exception {
     RedisClient redis = RedisClient.create(uri);
+    BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     try (RedisLockClient locks = RedisLockClient.create(uri);
         StatefulRedisConnection<String, String> connection = redis.connect()) {
       Inventory inventory = new Inventory(connection.sync());
       Lease lease = locks.lock(LOCK, LockOptions.watched(Duration.ofSeconds(1))).acquire(Duration.ofSeconds(30));
-      int stock = inventory.stock();
+      int stock = read(inventory, lease.fencingToken(), admit);
       System.out.println("HOLDING token=" + lease.fencingToken() + " stock=" + stock);
       System.out.flush();
-      Thread.sleep(2_000); // slow work: the demo pauses the whole process in here
-      boolean accepted = inventory.fencedWrite(lease.fencingToken(), stock - 1);
-      System.out.println("WRITE token=" + lease.fencingToken() + " " + (accepted ? "accepted" : "rejected")
-          + " leaseState=" + lease.state());
+      awaitGo(stdin); // slow work: the demo pauses the whole process in here
+      boolean accepted = write(inventory, lease.fencingToken(), stock - 1, admit);
+      if (accepted) {
+        inventory.recordSale();
+      }
+      System.out.println("WRITE token=" + lease.fencingToken() + " stock=" + (stock - 1) + " "
+          + (accepted ? "accepted" : "rejected") + " leaseState=" + lease.state());
+      System.out.flush();
       lease.release();
     } finally {
       redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
   }
 
-  /** Sells a few items one by one with Locksmith and fenced writes, printing each token. */
-  private void seller(int items) throws Exception {
+  /**
+   * Sells a few items one by one with Locksmith, printing each token. After its first read it prints
+   * {@code READ …} and waits for {@code GO} before writing, so the demo can thaw the victim in between.
+   */
+  private void seller(int items, boolean admit) throws Exception {
     RedisClient redis = RedisClient.create(uri);
+    BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     int sold = 0;
     try (RedisLockClient locks = RedisLockClient.create(uri);
         StatefulRedisConnection<String, String> connection = redis.connect()) {
@@ -174,8 +225,13 @@ final class DemoWorker {
       DistributedLock lock = locks.lock(LOCK);
       for (int i = 0; i < items; i++) {
         try (Lease lease = lock.acquire(Duration.ofSeconds(30))) {
-          int stock = inventory.stock();
-          if (inventory.fencedWrite(lease.fencingToken(), stock - 1)) {
+          int stock = read(inventory, lease.fencingToken(), admit);
+          if (i == 0) {
+            System.out.println("READ token=" + lease.fencingToken() + " stock=" + stock);
+            System.out.flush();
+            awaitGo(stdin);
+          }
+          if (write(inventory, lease.fencingToken(), stock - 1, admit)) {
             inventory.recordSale();
             sold++;
             System.out.println("SOLD token=" + lease.fencingToken() + " stock=" + (stock - 1));

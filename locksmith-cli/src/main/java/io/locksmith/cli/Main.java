@@ -16,13 +16,24 @@ public final class Main {
       "        --uri is given. Exits 1 if Locksmith lost an update.",
       "  inspect --uri redis://... [--namespace NS] [--kind lock|fair|read-write|semaphore] NAME",
       "        who holds NAME: owner, hold count, remaining TTL, fencing token, waiters (a semaphore:",
-      "        permits, taken, waiters); --uri may be redis-sentinel:// or redis-cluster:// too",
+      "        permits, taken, waiters). Without --kind, NAME is looked up as every kind and each one",
+      "        held is shown; with --kind, another kind holding NAME is named. When nothing holds NAME,",
+      "        says whether the namespace has any Locksmith key at all (exit 4 if not: wrong --namespace",
+      "        or server?). --uri may be redis-sentinel:// or redis-cluster:// too",
+      "  list --uri redis://... [--namespace NS] [--kind KIND] [--limit N]",
+      "        every held lock of the namespace, one line per holder: kind, name, owner, holds, TTL,",
+      "        token, waiters. Walks the keyspace with SCAN (a Sentinel's master, every master of a",
+      "        Cluster), for at most --limit locks (default 1000) and 30 s; exit 4 if the namespace has",
+      "        no Locksmith key",
       "  unlock --uri redis://... [--namespace NS] [--kind lock|fair|semaphore | --kind read-write",
       "        --side write|read] NAME",
-      "        force-unlock NAME (holders' leases become LOST; waiters are woken): a read-write lock's",
-      "        writer or all its readers (one side per call), a semaphore's permits",
-      "  inspect|unlock --nodes uri,uri,uri[,...] [--namespace NS] NAME",
-      "        the same for a Redlock's exclusive lock: the holder a majority of nodes agrees on",
+      "        force-unlock NAME (default --kind lock; waiters are woken): a read-write lock's writer or",
+      "        all its readers (one side per call), a semaphore's permits. Prints the evicted owner and",
+      "        token and what the evicted holder will see; exit 4 if nothing was unlocked because",
+      "        another kind holds NAME or the namespace has no Locksmith key",
+      "  inspect|list|unlock --nodes uri,uri,uri[,...] [--namespace NS] [NAME]",
+      "        the same for a Redlock's exclusive locks: the holder a majority of nodes agrees on; list",
+      "        walks every node and shows a name found on any of them",
       "  bench --scenario uncontended|many-keys|hot-key|herd|redlock [--against raw,redisson,...]",
       "        [--duration 10s] [--threads N] [--uri redis://...] [--nodes uri,uri,uri,uri,uri] [--rtt 1ms]",
       "        [--json FILE]",
@@ -62,8 +73,8 @@ public final class Main {
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);
-        case "inspect", "unlock" -> OperatorCommand.run(argv[0], new Args(argv, 1, Set.of("uri", "nodes", "namespace", "kind", "side"),
-            Set.of()), out);
+        case "inspect", "list", "unlock" -> OperatorCommand.run(argv[0], new Args(argv, 1,
+            Set.of("uri", "nodes", "namespace", "kind", "side", "limit"), Set.of()), out);
         default -> throw new Args.UsageException("unknown command '" + argv[0] + "'");
       };
     } catch (Args.UsageException e) {

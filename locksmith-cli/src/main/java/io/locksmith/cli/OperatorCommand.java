@@ -4,41 +4,70 @@ import io.locksmith.ClientOptions;
 import io.locksmith.DistributedLock;
 import io.locksmith.DistributedReadWriteLock;
 import io.locksmith.LockClient;
+import io.locksmith.LockException;
 import io.locksmith.LockInfo;
+import io.locksmith.LockKind;
 import io.locksmith.SemaphoreInfo;
 import io.locksmith.redis.RedisLockClient;
+import io.locksmith.redis.RedisLockScan;
+import io.locksmith.redis.RedisLockScan.End;
+import io.locksmith.redis.RedisLockScan.Found;
 import io.locksmith.redis.RedlockClient;
 import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.TreeSet;
 
 /**
- * {@code locksmith inspect} and {@code locksmith unlock}: who holds a lock of any kind, and the
- * operator's force-unlock, on a Redis server, Sentinel group or Cluster, or the exclusive lock of a
- * Redlock ({@code --nodes}: the holder a majority of nodes agrees on; unlock deletes it on every node).
+ * {@code locksmith inspect}, {@code list} and {@code unlock}: who holds a lock of any kind, which locks
+ * are held, and the operator's force-unlock, on a Redis server, Sentinel group or Cluster, or the exclusive
+ * locks of a Redlock ({@code --nodes}: the holder a majority of nodes agrees on; unlock deletes it on every
+ * node).
+ *
+ * <p>An answer must not mislead in an incident: {@code inspect} without {@code --kind} looks the name up
+ * as every kind; a lookup that finds nothing checks whether the namespace has any Locksmith key at all
+ * (a mistyped {@code --namespace} or server otherwise reads as "free"); {@code unlock} names whom it
+ * evicted and what that holder will see.
  */
 final class OperatorCommand {
   /** The {@code --kind} values, in the order the usage lists them. */
   static final List<String> KINDS = List.of("lock", "fair", "read-write", "semaphore");
+  /**
+   * Exit code when what was asked about is not there: the namespace has no Locksmith key on the server,
+   * or {@code unlock} removed nothing while another kind of lock holds the name.
+   */
+  static final int NOT_THERE = 4;
+  /** How long a lookup that found nothing may walk the keyspace to tell an empty namespace. */
+  static final Duration PROBE_BUDGET = Duration.ofSeconds(5);
+  /** How long {@code list} may walk the keyspace. */
+  static final Duration LIST_BUDGET = Duration.ofSeconds(30);
+  static final int DEFAULT_LIST_LIMIT = 1000;
 
   private OperatorCommand() {}
 
   static int run(String command, Args args, PrintStream out) {
     String uri = args.get("uri", null);
     String nodes = args.get("nodes", null);
-    if ((uri == null) == (nodes == null) || args.positional().size() != 1) {
-      throw new Args.UsageException(command + " needs --uri (or --nodes for Redlock) and exactly one lock NAME");
+    boolean list = command.equals("list");
+    if ((uri == null) == (nodes == null)) {
+      throw new Args.UsageException(command + " needs --uri (or --nodes for Redlock)");
     }
-    String kind = args.get("kind", "lock");
-    if (!KINDS.contains(kind)) {
+    if (list ? !args.positional().isEmpty() : args.positional().size() != 1) {
+      throw new Args.UsageException(list ? "list takes no lock name (--kind narrows it to one kind)"
+          : command + " needs exactly one lock NAME");
+    }
+    String kind = args.get("kind", null);
+    if (kind != null && !KINDS.contains(kind)) {
       throw new Args.UsageException("--kind must be one of " + String.join(", ", KINDS) + ", was '" + kind + "'");
     }
-    if (nodes != null && !kind.equals("lock")) {
+    if (nodes != null && kind != null && !kind.equals("lock")) {
       throw new Args.UsageException("Redlock (--nodes) has the exclusive lock only, not --kind " + kind);
     }
     String side = args.get("side", null);
-    boolean sided = command.equals("unlock") && kind.equals("read-write");
+    boolean sided = command.equals("unlock") && "read-write".equals(kind);
     if (sided && side == null) {
       throw new Args.UsageException("unlock --kind read-write needs --side write or --side read: each side "
           + "is removed on its own, since removing one may let a waiter of the other in");
@@ -49,68 +78,429 @@ final class OperatorCommand {
     if (side != null && !side.equals("write") && !side.equals("read")) {
       throw new Args.UsageException("--side must be write or read, was '" + side + "'");
     }
-    String name = args.positional().get(0);
-    ClientOptions options = ClientOptions.builder()
-        .namespace(args.get("namespace", ClientOptions.DEFAULT_NAMESPACE)).build();
-    try (LockClient client = nodes != null
-        ? RedlockClient.builder().nodes(Arrays.stream(nodes.split(",")).map(String::trim).toList()).options(options)
-            .build()
-        : RedisLockClient.builder().uri(uri).options(options).build()) {
-      if (command.equals("unlock")) {
-        unlock(client, kind, side, name, out);
-      } else {
-        inspect(client, kind, name, out);
+    int limit = args.intValue("limit", DEFAULT_LIST_LIMIT, 1, 100_000);
+    if (!list && args.get("limit", null) != null) {
+      throw new Args.UsageException("--limit applies to list only");
+    }
+    ClientOptions options;
+    Target connected;
+    try {
+      options = ClientOptions.builder().namespace(args.get("namespace", ClientOptions.DEFAULT_NAMESPACE)).build();
+      connected = nodes != null ? Target.redlock(Arrays.stream(nodes.split(",")).map(String::trim).toList(), options)
+          : Target.redis(uri, options);
+    } catch (IllegalArgumentException e) { // a malformed --namespace, --uri or --nodes
+      throw new Args.UsageException(e.getMessage());
+    }
+    try (Target target = connected) {
+      switch (command) {
+        case "list":
+          return list(target, kind, limit, out);
+        case "unlock":
+          return unlock(target, kind == null ? "lock" : kind, side, args.positional().get(0), out);
+        default:
+          return inspect(target, kind, args.positional().get(0), out);
       }
-      return 0;
     }
   }
 
-  private static void unlock(LockClient client, String kind, String side, String name, PrintStream out) {
-    boolean deleted = switch (kind) {
-      case "fair" -> client.fairLock(name).forceUnlock();
-      // one side per call, each removed atomically; both at once would need one script for both
-      case "read-write" -> (side.equals("write") ? client.readWriteLock(name).writeLock()
-          : client.readWriteLock(name).readLock()).forceUnlock();
-      // the count declared here is never stored: force-unlock keeps the stored count
-      case "semaphore" -> client.semaphore(name, 1).forceUnlock();
-      default -> client.lock(name).forceUnlock();
-    };
-    String what = kind.equals("read-write") ? (side.equals("write") ? "writer of" : "readers of") : kind;
-    out.println(deleted ? "unlocked " + what + " '" + name + "'" : what + " '" + name + "' was not held");
+  // ------------------------------------------------------------------ inspect
+
+  private static int inspect(Target target, String kind, String name, PrintStream out) {
+    if (kind != null) {
+      Look look = look(target.client, kind, name);
+      out.print(look.text());
+      if (look.present()) {
+        return 0;
+      }
+      List<String> elsewhere = otherKindsPresent(target, kind, name);
+      if (!elsewhere.isEmpty()) {
+        out.printf("note: '%s' is held as %s: inspect without --kind shows every kind%n", name,
+            String.join(" and as ", elsewhere));
+        return 0;
+      }
+      return namespaceCheck(target, out);
+    }
+    boolean any = false;
+    for (String k : target.kinds()) {
+      Look look = look(target.client, k, name);
+      if (look.present()) {
+        out.print(look.text());
+        any = true;
+      }
+    }
+    if (any) {
+      return 0;
+    }
+    List<String> names = target.kinds().stream().map(OperatorCommand::kindName).toList();
+    String kinds = names.size() == 1 ? names.get(0)
+        : String.join(", ", names.subList(0, names.size() - 1)) + " or " + names.get(names.size() - 1);
+    out.printf("'%s' is free: no %s of that name is held under namespace '%s'%n", name, kinds, target.namespace);
+    return namespaceCheck(target, out);
   }
 
-  private static void inspect(LockClient client, String kind, String name, PrintStream out) {
+  /** What one kind of lock under a name shows: the text to print, and whether it is held (or stored). */
+  private record Look(boolean present, String text) {}
+
+  private static Look look(LockClient client, String kind, String name) {
     switch (kind) {
-      case "fair" -> printHolder("fair lock", name, client.fairLock(name), false, out);
-      case "read-write" -> {
+      case "fair":
+        return holder("fair lock", name, client.fairLock(name).inspect(), false);
+      case "read-write": {
         DistributedReadWriteLock rw = client.readWriteLock(name);
-        printHolder("writer of", name, rw.writeLock(), false, out);
-        printHolder("readers of", name, rw.readLock(), true, out);
+        Look writer = holder("writer of", name, rw.writeLock().inspect(), false);
+        Look readers = holder("readers of", name, rw.readLock().inspect(), true);
+        return new Look(writer.present() || readers.present(), writer.text() + readers.text());
       }
-      case "semaphore" -> {
+      case "semaphore": {
         // describe() reports the stored count, or the declared one when none is stored: declaring 1 and
         // then 2 tells a stored 1 from none
         SemaphoreInfo info = client.semaphore(name, 1).describe();
         boolean stored = info.permits() != 1 || client.semaphore(name, 2).describe().permits() == 1;
-        out.printf("semaphore %s%npermits   %s%ntaken     %d%navailable %s%nwaiters   %d%n", info.name(),
-            stored ? Integer.toString(info.permits()) : "none stored yet (the first acquisition stores its count)",
+        String text = String.format("semaphore %s%npermits   %s%ntaken     %d%navailable %s%nwaiters   %d%n",
+            info.name(), stored ? Integer.toString(info.permits())
+                : "none stored yet (the first acquisition stores its count)",
             info.taken(), stored ? Integer.toString(info.available()) : "-", info.waiters());
+        return new Look(stored || info.taken() > 0 || info.waiters() > 0, text);
       }
-      default -> printHolder("lock", name, client.lock(name), false, out);
+      default:
+        return holder("lock", name, client.lock(name).inspect(), false);
     }
   }
 
   /** @param readers the read side: the owner shown is one of the readers, the holds are all readers' */
-  private static void printHolder(String what, String name, DistributedLock lock, boolean readers,
-      PrintStream out) {
-    Optional<LockInfo> info = lock.inspect();
+  private static Look holder(String what, String name, Optional<LockInfo> info, boolean readers) {
     if (info.isEmpty()) {
-      out.println(what + " '" + name + "' is free");
-      return;
+      return new Look(false, what + " '" + name + "' is free" + System.lineSeparator());
     }
     LockInfo i = info.get();
-    out.printf("%s '%s'%nowner     %s%s%nholds     %d%s%nttl       %d ms%ntoken     %d%nwaiters   %d%n", what,
+    return new Look(true, String.format(
+        "%s '%s'%nowner     %s%s%nholds     %d%s%nttl       %d ms%ntoken     %d%nwaiters   %d%n", what,
         i.name(), i.owner(), readers ? " (one of the readers)" : "", i.holdCount(),
-        readers ? " (all readers)" : "", i.remainingTtl().toMillis(), i.fencingToken(), i.waiters());
+        readers ? " (all readers)" : "", i.remainingTtl().toMillis(), i.fencingToken(), i.waiters()));
+  }
+
+  /** @return how the other kinds the backend offers hold {@code name}, e.g. "a fair lock" */
+  private static List<String> otherKindsPresent(Target target, String kind, String name) {
+    List<String> present = new ArrayList<>();
+    for (String k : target.kinds()) {
+      if (!k.equals(kind) && look(target.client, k, name).present()) {
+        present.add("a " + kindName(k) + " (--kind " + k + ")");
+      }
+    }
+    return present;
+  }
+
+  private static String kindName(String kind) {
+    switch (kind) {
+      case "fair":
+        return "fair lock";
+      case "read-write":
+        return "read-write lock";
+      case "semaphore":
+        return "semaphore";
+      default:
+        return "lock";
+    }
+  }
+
+  /**
+   * After a lookup found nothing: says whether the namespace has any Locksmith key on the server.
+   *
+   * @return {@link #NOT_THERE} if it has none, else 0
+   */
+  private static int namespaceCheck(Target target, PrintStream out) {
+    Scan probe = target.scan(0, PROBE_BUDGET, true);
+    probe.notes().forEach(out::println);
+    if (probe.lockKeys() > 0) {
+      return 0;
+    }
+    if (!probe.allWalked()) {
+      out.printf("(not every node was walked: cannot tell whether namespace '%s' has any Locksmith key)%n",
+          target.namespace);
+      return 0;
+    }
+    if (probe.end() == End.OUT_OF_TIME) {
+      out.printf("(could not tell within %d s whether namespace '%s' has any Locksmith key: the key walk did "
+          + "not finish)%n", PROBE_BUDGET.toSeconds(), target.namespace);
+      return 0;
+    }
+    out.printf("no Locksmith keys under namespace '%s' on %s: nothing was locked there recently (retained "
+        + "fencing tokens would show), or --namespace or the server is not the application's (its "
+        + "ClientOptions namespace, default '%s')%n", target.namespace, target.description,
+        ClientOptions.DEFAULT_NAMESPACE);
+    return NOT_THERE;
+  }
+
+  // ------------------------------------------------------------------ list
+
+  private static int list(Target target, String kind, int limit, PrintStream out) {
+    Scan scan = target.scan(limit, LIST_BUDGET, false);
+    List<String[]> rows = new ArrayList<>();
+    rows.add(new String[] {"KIND", "NAME", "OWNER", "HOLDS", "TTL", "TOKEN", "WAITERS"});
+    for (Found f : scan.locks()) {
+      String k = cliKind(f.kind());
+      if (kind == null || kind.equals(k)) {
+        rows.addAll(rows(target.client, f));
+      }
+    }
+    scan.notes().forEach(out::println);
+    int held = rows.size() - 1;
+    if (held > 0) {
+      int[] width = new int[rows.get(0).length];
+      for (String[] r : rows) {
+        for (int c = 0; c < r.length; c++) {
+          width[c] = Math.max(width[c], r[c].length());
+        }
+      }
+      for (String[] r : rows) {
+        StringBuilder line = new StringBuilder();
+        for (int c = 0; c < r.length; c++) {
+          line.append(c == r.length - 1 ? r[c] : String.format("%-" + (width[c] + 2) + "s", r[c]));
+        }
+        out.println(line.toString().stripTrailing());
+      }
+    }
+    String where = " under namespace '" + target.namespace + "' on " + target.description
+        + (target.isRedlock() ? " (names found on any node; holders as a majority of nodes agrees)" : "");
+    String how;
+    switch (scan.end()) {
+      case LIMIT_REACHED:
+        how = "; the key walk stopped at --limit " + limit + " locks: more are held";
+        break;
+      case OUT_OF_TIME:
+        how = "; the key walk stopped after " + LIST_BUDGET.toSeconds() + " s: the list may be incomplete";
+        break;
+      default:
+        how = "";
+    }
+    if (!scan.allWalked()) {
+      how += "; not every node was walked: the list may be incomplete";
+    }
+    if (held == 0 && scan.lockKeys() == 0 && scan.end() == End.FINISHED && scan.allWalked()) {
+      out.printf("no Locksmith keys under namespace '%s' on %s: nothing was locked there recently, or "
+          + "--namespace or the server is not the application's (its ClientOptions namespace, default '%s')%n",
+          target.namespace, target.description, ClientOptions.DEFAULT_NAMESPACE);
+      return NOT_THERE;
+    }
+    out.println((held == 0 ? "nothing held" : held + (held == 1 ? " hold" : " holds")) + where + how);
+    return 0;
+  }
+
+  private static String cliKind(LockKind kind) {
+    switch (kind) {
+      case FAIR:
+        return "fair";
+      case READ_WRITE:
+        return "read-write";
+      case SEMAPHORE:
+        return "semaphore";
+      default:
+        return "lock";
+    }
+  }
+
+  /** The rows of one found lock that is still held (none if it was freed since the walk saw it). */
+  private static List<String[]> rows(LockClient client, Found f) {
+    List<String[]> rows = new ArrayList<>();
+    switch (f.kind()) {
+      case FAIR:
+        client.fairLock(f.name()).inspect().ifPresent(i -> rows.add(row("fair", i, "")));
+        break;
+      case READ_WRITE: {
+        DistributedReadWriteLock rw = client.readWriteLock(f.name());
+        rw.writeLock().inspect().ifPresent(i -> rows.add(row("read-write:writer", i, "")));
+        rw.readLock().inspect().ifPresent(i -> rows.add(row("read-write:readers", i, " (one of the readers)")));
+        break;
+      }
+      case SEMAPHORE: {
+        SemaphoreInfo s = client.semaphore(f.name(), 1).describe();
+        if (s.taken() > 0 || s.waiters() > 0) {
+          rows.add(new String[] {"semaphore", f.name(), "-", s.taken() + "/" + s.permits() + " permits", "-", "-",
+              Integer.toString(s.waiters())});
+        }
+        break;
+      }
+      default:
+        client.lock(f.name()).inspect().ifPresent(i -> rows.add(row("lock", i, "")));
+    }
+    return rows;
+  }
+
+  private static String[] row(String kind, LockInfo i, String ownerNote) {
+    return new String[] {kind, i.name(), i.owner() + ownerNote, Integer.toString(i.holdCount()),
+        i.remainingTtl().toMillis() + " ms", Long.toString(i.fencingToken()), Integer.toString(i.waiters())};
+  }
+
+  // ------------------------------------------------------------------ unlock
+
+  private static int unlock(Target target, String kind, String side, String name, PrintStream out) {
+    LockClient client = target.client;
+    String what = kind.equals("read-write") ? (side.equals("write") ? "writer of" : "readers of") : kind;
+    if (kind.equals("semaphore")) {
+      // the count declared here is never stored: force-unlock keeps the stored count
+      SemaphoreInfo before = client.semaphore(name, 1).describe();
+      if (client.semaphore(name, 1).forceUnlock()) {
+        out.printf("unlocked semaphore '%s'%nevicted   %d permit%s (a semaphore's holders are not named)%n", name,
+            before.taken(), before.taken() == 1 ? "" : "s");
+        explainEviction(out, "each evicted permit holder", Optional.empty(), true);
+        return 0;
+      }
+    } else {
+      DistributedLock lock = kind.equals("fair") ? client.fairLock(name)
+          : kind.equals("read-write") ? (side.equals("write") ? client.readWriteLock(name).writeLock()
+              : client.readWriteLock(name).readLock())
+          : client.lock(name);
+      // read just before the delete (a separate command: a holder granted in between is evicted unnamed)
+      Optional<LockInfo> before = lock.inspect();
+      boolean readers = side != null && side.equals("read");
+      if (lock.forceUnlock()) {
+        out.println("unlocked " + what + " '" + name + "'");
+        if (before.isPresent()) {
+          LockInfo i = before.get();
+          // a reader's token is the last write's: shown, but it fences nothing
+          out.printf("evicted   %s%s, %d hold%s%s, token %d, %d ms of its lease left%n", i.owner(),
+              readers ? " (the reader whose lease ends last)" : "", i.holdCount(), i.holdCount() == 1 ? "" : "s",
+              readers ? " of all readers" : "", i.fencingToken(), i.remainingTtl().toMillis());
+        }
+        explainEviction(out, readers ? "each evicted reader" : "the evicted holder", before, !readers);
+        Optional<LockInfo> now = lock.inspect();
+        out.println(now.map(i -> String.format("now       held by %s, token %d (granted after the unlock)",
+            i.owner(), i.fencingToken())).orElse("now       free"));
+        return 0;
+      }
+    }
+    out.println(what + " '" + name + "' was not held");
+    List<String> elsewhere = otherKindsPresent(target, kind, name);
+    if (!elsewhere.isEmpty()) {
+      out.printf("'%s' is held as %s: nothing was unlocked%n", name, String.join(" and as ", elsewhere));
+      return NOT_THERE;
+    }
+    return namespaceCheck(target, out);
+  }
+
+  /**
+   * What a force-unlocked holder goes through, so an operator knows what the process will do next.
+   *
+   * @param writes whether the holder's token fences writes (not a reader's: it carries the last write's)
+   */
+  private static void explainEviction(PrintStream out, String who, Optional<LockInfo> before, boolean writes) {
+    String left = before.map(i -> "at the latest in about " + i.remainingTtl().toMillis() + " ms (the lease it had left)")
+        .orElse("at the latest when its lease would have run out");
+    out.printf("%s is not told now; its lease ends for it%n"
+        + "  - watched lease (the default): LOST at its next renewal, %s, unless its process is paused%n"
+        + "  - fixed lease: LOST when that lease runs out; its release() returns false%n", who, left);
+    if (writes) {
+      out.printf("until then it may still act as the holder: a resource that checks fencing tokens refuses its "
+          + "writes%s once it has accepted a write with a newer holder's token (every later grant's token is "
+          + "larger)%n", before.map(i -> " (token " + i.fencingToken() + ")").orElse(""));
+    } else {
+      out.println("until then it may still read as if it held the read lock, while a writer may be granted now");
+    }
+  }
+
+  // ------------------------------------------------------------------ servers
+
+  /**
+   * What a walk of every server of a target found.
+   *
+   * @param allWalked false if a Redlock node could not be reached (see {@code notes})
+   */
+  private record Scan(List<Found> locks, long lockKeys, End end, boolean allWalked, List<String> notes) {}
+
+  /** The servers a command reaches: one Redis deployment, or the nodes of a Redlock. */
+  private static final class Target implements AutoCloseable {
+    final LockClient client;
+    final String namespace;
+    final String description;
+    private final ClientOptions options;
+    /** A Redlock's node URIs; null for one Redis deployment. */
+    private final List<String> nodes;
+
+    private Target(LockClient client, ClientOptions options, String description, List<String> nodes) {
+      this.client = client;
+      this.options = options;
+      this.namespace = options.namespace();
+      this.description = description;
+      this.nodes = nodes;
+    }
+
+    static Target redis(String uri, ClientOptions options) {
+      RedisLockClient client = RedisLockClient.builder().uri(uri).options(options).build();
+      return new Target(client, options, client.serverDescription(), null);
+    }
+
+    static Target redlock(List<String> nodes, ClientOptions options) {
+      RedlockClient client = RedlockClient.builder().nodes(nodes).options(options).build();
+      return new Target(client, options, "the Redlock of " + client.nodes(), nodes);
+    }
+
+    boolean isRedlock() {
+      return nodes != null;
+    }
+
+    /** The kinds this backend offers, in {@link #KINDS} order. */
+    List<String> kinds() {
+      List<String> kinds = new ArrayList<>();
+      for (String k : KINDS) {
+        LockKind lk = k.equals("fair") ? LockKind.FAIR : k.equals("read-write") ? LockKind.READ_WRITE
+            : k.equals("semaphore") ? LockKind.SEMAPHORE : LockKind.EXCLUSIVE;
+        if (client.capabilities().supports(lk)) {
+          kinds.add(k);
+        }
+      }
+      return kinds;
+    }
+
+    /**
+     * Walks the keys of every server: the deployment, or each Redlock node through a client of its own (a
+     * node that cannot be reached is noted and skipped, as a Redlock tolerates a minority down).
+     *
+     * @param anyKey stop at the first Locksmith key instead of collecting up to {@code limit} locks
+     */
+    Scan scan(int limit, Duration budget, boolean anyKey) {
+      if (nodes == null) {
+        RedisLockScan.Result r = anyKey ? RedisLockScan.anyKey((RedisLockClient) client, budget)
+            : RedisLockScan.locks((RedisLockClient) client, limit, budget);
+        return new Scan(r.locks(), r.lockKeys(), r.end(), true, List.of());
+      }
+      long deadline = System.nanoTime() + budget.toNanos();
+      TreeSet<Found> found = new TreeSet<>((a, b) -> a.kind() != b.kind() ? a.kind().compareTo(b.kind())
+          : a.name().compareTo(b.name()));
+      long lockKeys = 0;
+      End end = End.FINISHED;
+      List<String> notes = new ArrayList<>();
+      for (String node : nodes) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          end = End.OUT_OF_TIME;
+          break;
+        }
+        try (RedisLockClient one = RedisLockClient.builder().uri(node).options(options).build()) {
+          RedisLockScan.Result r = anyKey ? RedisLockScan.anyKey(one, Duration.ofNanos(left))
+              : RedisLockScan.locks(one, limit, Duration.ofNanos(left));
+          found.addAll(r.locks());
+          lockKeys += r.lockKeys();
+          if (r.end().compareTo(end) > 0) {
+            end = r.end();
+          }
+        } catch (LockException e) {
+          notes.add("(node " + node.replaceAll("//.*@", "//***@") + " was not walked: " + e.getMessage() + ")");
+        }
+        if (anyKey && lockKeys > 0) {
+          return new Scan(List.of(), lockKeys, End.LIMIT_REACHED, notes.isEmpty(), notes);
+        }
+      }
+      List<Found> locks = new ArrayList<>(found);
+      if (locks.size() > limit && !anyKey) {
+        locks = locks.subList(0, limit);
+        end = End.LIMIT_REACHED;
+      }
+      return new Scan(locks, lockKeys, end, notes.isEmpty(), notes);
+    }
+
+    @Override
+    public void close() {
+      client.close();
+    }
   }
 }

@@ -45,12 +45,15 @@ abstract class AbstractLeaseSource implements LeaseSource {
 
   @Override
   public Lease acquire() throws InterruptedException {
+    checkInterrupt();
     return await(start(Long.MAX_VALUE, null, null), true).orElseThrow(); // an unbounded wait only ends granted
   }
 
   @Override
   public Lease acquire(Duration wait) throws InterruptedException {
-    return await(start(waitNanos(wait), null, null), true)
+    long nanos = waitNanos(wait);
+    checkInterrupt();
+    return await(start(nanos, null, null), true)
         .orElseThrow(() -> new AcquireTimeoutException(name, wait));
   }
 
@@ -65,7 +68,20 @@ abstract class AbstractLeaseSource implements LeaseSource {
 
   @Override
   public Optional<Lease> tryAcquire(Duration wait) throws InterruptedException {
-    return await(start(waitNanos(wait), null, null), true).map(l -> l);
+    long nanos = waitNanos(wait);
+    checkInterrupt();
+    return await(start(nanos, null, null), true).map(l -> l);
+  }
+
+  /**
+   * An interruptible call made by an interrupted thread ends here, before anything is sent: an attempt
+   * sent anyway could take the lock (using up a fencing token) only for the interrupt to give it back.
+   * Like {@code lockInterruptibly}, it clears the interrupt status.
+   */
+  static void checkInterrupt() throws InterruptedException {
+    if (Thread.interrupted()) {
+      throw new InterruptedException();
+    }
   }
 
   @Override

@@ -31,6 +31,7 @@ final class Acquisition {
   /** Upper bound of the random delay before retrying after a grant that came too late. */
   private static final long LATE_GRANT_RETRY_MILLIS = 50;
   private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
+  private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
   private final DefaultLockClient client;
   private final LockOps ops;
@@ -47,7 +48,10 @@ final class Acquisition {
   private final DefaultLockClient.HoldKey holdKey;
   private final AtomicInteger phase = new AtomicInteger(IN_FLIGHT);
   private volatile ScheduledFuture<?> timer;
-  /** The round in flight (reply handling included); {@code close()} waits for it. */
+  /**
+   * The latest round (its reply's handling included), published before its attempt is sent;
+   * {@code close()} and {@link #finish} wait for it.
+   */
   private volatile CompletableFuture<?> round = CompletableFuture.completedFuture(null);
 
   /** Completes with the lease, empty at the deadline, or exceptionally; may be cancelled. */
@@ -62,6 +66,9 @@ final class Acquisition {
     this.owner = owner;
     this.holdKey = holdKey;
     this.waiterId = waitNanos > 0 ? client.newWaiterId() : null;
+    // A wait too long for nanoseconds in a long arrives saturated (Long.MAX_VALUE) and means no bound.
+    // Any other wait may push the deadline past Long.MAX_VALUE: it wraps, and the remaining time is
+    // only ever taken as deadline - now, which the wrap leaves exact (as System.nanoTime() documents).
     this.unbounded = waitNanos == Long.MAX_VALUE;
     this.deadline = System.nanoTime() + (unbounded ? 0 : waitNanos);
     this.validNanos = options.leaseTime().toNanos() - client.options().driftFor(options.leaseTime()).toNanos();
@@ -124,8 +131,18 @@ final class Acquisition {
     }
   }
 
+  /**
+   * Starts a round. The round is published before the check that the acquisition is still wanted, and
+   * {@link #finish} reads it after the acquisition completed: so either this check sees the completion
+   * and nothing is sent, or {@code finish} sees this round and cancels the wait only after its attempt
+   * was answered. (Published after the send, a completion landing in between made {@code finish}
+   * cancel the previous round's registration while this attempt registered the waiter again.)
+   */
   private void send() {
+    CompletableFuture<Void> thisRound = new CompletableFuture<>();
+    round = thisRound;
     if (result.isDone()) {
+      thisRound.complete(null);
       return;
     }
     long sentAt = client.ticker().nanoTime();
@@ -134,16 +151,27 @@ final class Acquisition {
       reply = ops.acquire(name, owner, options.leaseTime().toMillis(), AcquireMode.NEW,
           waiterId);
     } catch (RuntimeException e) {
+      thisRound.complete(null);
       result.completeExceptionally(e);
       return;
     }
-    round = reply.whenComplete((r, failure) -> onReply(sentAt, r, failure)).toCompletableFuture();
+    reply.whenComplete((r, failure) -> {
+      CompletionStage<?> rest;
+      try {
+        rest = onReply(sentAt, r, failure);
+      } catch (RuntimeException | Error e) {
+        thisRound.complete(null);
+        throw e;
+      }
+      rest.whenComplete((v, f) -> thisRound.complete(null));
+    });
   }
 
-  private void onReply(long sentAt, AcquireReply reply, Throwable failure) {
+  /** @return completes when the handling of this reply is over (a late grant's give-back included) */
+  private CompletionStage<?> onReply(long sentAt, AcquireReply reply, Throwable failure) {
     if (failure != null) {
       result.completeExceptionally(Futures.unwrap(failure));
-      return;
+      return DONE;
     }
     if (reply.granted() && validityLeft(sentAt) <= 0) {
       // The reply came too late (a pause, a slow network or a slow quorum): the lease may already have
@@ -153,22 +181,20 @@ final class Acquisition {
           + "back", name, options.leaseTime(), client.options().driftFor(options.leaseTime()));
       AcquireReply refusal = AcquireReply.busy(
           ThreadLocalRandom.current().nextLong(1, LATE_GRANT_RETRY_MILLIS + 1));
-      CompletableFuture<?> givenBack = client.giveBack(ops, name, owner).handle((v, f) -> null)
-          .thenRun(() -> onReply(sentAt, refusal, null));
-      round = givenBack;
-      return;
+      return client.giveBack(ops, name, owner).handle((v, f) -> null)
+          .thenCompose(v -> onReply(sentAt, refusal, null));
     }
     if (reply.granted()) {
       DefaultLease lease = client.newLease(ops, name, owner, options, reply, sentAt, holdKey);
       if (!result.complete(Optional.of(lease))) {
         client.giveBack(lease); // the caller gave up (interrupt, cancel, close) while this was in flight
       }
-      return;
+      return DONE;
     }
     long remaining = unbounded ? Long.MAX_VALUE : deadline - System.nanoTime();
     if (waiterId == null || remaining <= 0) {
       result.complete(Optional.empty());
-      return;
+      return DONE;
     }
     boolean waiting = false;
     synchronized (this) { // a wake-up cannot slip between the phase change and the timer it must cancel
@@ -186,6 +212,7 @@ final class Acquisition {
       phase.set(IN_FLIGHT); // woken while in flight: the lock may be free now
       send();
     }
+    return DONE;
   }
 
   /** Validity of a grant whose request was sent at {@code sentAt}: lease − elapsed − drift. */

@@ -1,7 +1,9 @@
 package io.locksmith.internal;
 
 import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
 import io.locksmith.Lease;
+import io.locksmith.LeaseLostException;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
 import io.locksmith.spi.LockOps;
@@ -60,9 +62,7 @@ final class DefaultDistributedLock extends AbstractLeaseSource implements Distri
 
   @Override
   public void lockInterruptibly() throws InterruptedException {
-    if (Thread.interrupted()) {
-      throw new InterruptedException();
-    }
+    checkInterrupt();
     lockForThread(Long.MAX_VALUE, true);
   }
 
@@ -81,9 +81,7 @@ final class DefaultDistributedLock extends AbstractLeaseSource implements Distri
     if (time < 0) {
       throw new IllegalArgumentException("wait must not be negative, was " + time + " " + unit);
     }
-    if (Thread.interrupted()) {
-      throw new InterruptedException();
-    }
+    checkInterrupt();
     return lockForThread(unit.toNanos(time), true);
   }
 
@@ -128,11 +126,50 @@ final class DefaultDistributedLock extends AbstractLeaseSource implements Distri
       return true;
     }
     DefaultLockClient.HoldKey key = new DefaultLockClient.HoldKey(primitive, name, Thread.currentThread());
-    // a read taken while this thread holds the write side is a downgrade: same owner, granted at once
     DefaultLease writeHeld = primitive == Primitive.READ ? client.threadLease(Primitive.WRITE, name) : null;
-    String owner = writeHeld != null && !writeHeld.state().isFinal() ? writeHeld.owner() : null;
-    Optional<DefaultLease> lease = await(start(waitNanos, key, owner), interruptible);
+    if (writeHeld != null) {
+      // a read taken while this thread holds the write side is a downgrade: granted at once or not at all
+      client.registerThreadHold(downgradeFrom(writeHeld, key));
+      return true;
+    }
+    Optional<DefaultLease> lease = await(start(waitNanos, key, null), interruptible);
     lease.ifPresent(client::registerThreadHold);
     return lease.isPresent();
+  }
+
+  /**
+   * Takes this read side as the owner of {@code write}, a write lease of the same lock: the one path of
+   * both downgrades ({@link DistributedReadWriteLock#downgrade} and a Lock-view {@code read.lock()}
+   * under a write hold). The backend grants a read to the owner of the write hold at once; a refusal
+   * means the write hold is gone, and so does a grant with another token (the hold had ended and
+   * another writer came in between, so this is a fresh read, not a downgrade; it is given back). The
+   * write lease is left as it is, except that it is marked LOST when the attempt shows it was lost.
+   *
+   * @param key the Lock view's thread hold for the read lease, or null for the lease view
+   * @return the read lease, with the write lease's fencing token
+   * @throws LeaseLostException if the write lease is no longer held; nothing is then held
+   * @throws io.locksmith.BackendUnavailableException if the backend cannot be reached
+   */
+  DefaultLease downgradeFrom(DefaultLease write, DefaultLockClient.HoldKey key) {
+    if (write.state().isFinal()) {
+      throw new LeaseLostException(name, "the write lease is " + write.state() + "; nothing to downgrade");
+    }
+    Optional<DefaultLease> read;
+    try {
+      read = await(start(0, key, write.owner()), false);
+    } catch (InterruptedException impossible) {
+      throw new AssertionError(impossible);
+    }
+    if (read.isEmpty()) {
+      write.markLost("a downgrade found the write lock no longer held by this owner");
+      throw new LeaseLostException(name, "the write lease was lost before it could be downgraded");
+    }
+    if (read.get().fencingToken() != write.fencingToken()) {
+      // what this writer wrote may already be overwritten by the writer that came in between
+      client.giveBack(read.get());
+      write.markLost("a downgrade found another write grant since this one");
+      throw new LeaseLostException(name, "the write lease was lost before it could be downgraded");
+    }
+    return read.get();
   }
 }

@@ -20,9 +20,13 @@ import org.slf4j.LoggerFactory;
  * The one lease implementation behind both lock views. State changes happen under {@code this}'s
  * monitor; listeners are told afterwards, on the client's event thread.
  *
- * <p>Each lease has at most one pending timer: the next renewal for a watched lease, the end of its
- * validity otherwise (or while renewals fail). Releasing cancels it, so released leases leave nothing
- * behind in the scheduler.
+ * <p>Each lease has at most one pending timer: the next renewal or the end of validity, whichever
+ * comes first, for a watched lease; the end of validity for a fixed lease, and for a watched lease
+ * whose renewal is in flight (a renewal can take up to a command timeout, longer than what is left of
+ * a short lease, and the loss must be reported when validity ends, not when the renewal gives up).
+ * Releasing cancels it, so released leases leave nothing behind in the scheduler.
+ *
+ * <p>The hold count is this client's own: see {@link #onReentered} for why the server's is not used.
  */
 final class DefaultLease implements Lease {
   private static final Logger log = LoggerFactory.getLogger(DefaultLease.class);
@@ -47,13 +51,15 @@ final class DefaultLease implements Lease {
   private long validUntil;
   private int holds;
   private ScheduledFuture<?> timer;
+  /** Bumped each time {@link #timer} is armed, so a firing timer can tell whether it is still current. */
+  private long timerGeneration;
   private long renewDueAt; // System.nanoTime() of the next renewal
   /** The thread-hold entry of the Lock view, or null for a lease-view lease. */
   final DefaultLockClient.HoldKey holdKey;
 
+  /** A fresh grant: one hold, whatever the backend counts (see {@link #onReentered}). */
   DefaultLease(DefaultLockClient client, LockOps ops, String name, String owner, LockOptions options,
-      long fencingToken, int holds, int replicasAcknowledged, long sentAt,
-      DefaultLockClient.HoldKey holdKey) {
+      long fencingToken, int replicasAcknowledged, long sentAt, DefaultLockClient.HoldKey holdKey) {
     this.client = client;
     this.ops = ops;
     this.name = name;
@@ -63,7 +69,7 @@ final class DefaultLease implements Lease {
     this.driftNanos = client.options().driftFor(options.leaseTime()).toNanos();
     this.fencingToken = fencingToken;
     this.replicasAcknowledged = replicasAcknowledged;
-    this.holds = holds;
+    this.holds = 1;
     this.holdKey = holdKey;
     this.validUntil = sentAt + leaseNanos - driftNanos;
   }
@@ -238,7 +244,10 @@ final class DefaultLease implements Lease {
     }
   }
 
-  /** Guarded by this: arm the one timer for what comes next. */
+  /**
+   * Guarded by this: arm the one timer for what comes next. While a renewal is in flight that is the end
+   * of validity alone; the renewal's reply arms the next renewal.
+   */
   private void scheduleNext() {
     cancelTimer();
     if (state.isFinal() || releasing) {
@@ -246,18 +255,28 @@ final class DefaultLease implements Lease {
     }
     long untilInvalid = validUntil - client.ticker().nanoTime();
     long delay = untilInvalid;
-    if (options.watched()) {
+    if (options.watched() && !renewing) {
       long untilRenewal = renewDueAt == 0 ? leaseNanos / 3 : renewDueAt - System.nanoTime();
       delay = Math.min(untilInvalid, untilRenewal);
       renewDueAt = System.nanoTime() + Math.max(0, delay);
     }
-    timer = client.schedule(this::onTimer, delay);
+    long generation = ++timerGeneration;
+    timer = client.schedule(() -> onTimer(generation), delay);
   }
 
-  private void onTimer() {
+  private void onTimer(long generation) {
     expireIfDue();
     if (options.watched()) {
       client.renewer().renewDue(this);
+    }
+    synchronized (this) {
+      // Nothing armed a new timer: the renewal was not claimed (one is in flight already, or it is not
+      // due), or validity was moved on (a re-entry) or has not ended on the injected ticker yet. Without
+      // this the lease would have no timer left until some reply happened to arm one.
+      if (generation == timerGeneration) {
+        timer = null;
+        scheduleNext();
+      }
     }
   }
 
@@ -275,7 +294,7 @@ final class DefaultLease implements Lease {
       return false;
     }
     renewing = true;
-    cancelTimer();
+    scheduleNext(); // now only the end of validity: listeners must not wait for the renewal's reply
     return true;
   }
 
@@ -350,18 +369,35 @@ final class DefaultLease implements Lease {
     transition(LeaseState.RELEASED, "released locally; backend unreachable");
   }
 
-  /** A re-entry sent at {@code sentAt} was granted: one more hold, validity restarted. */
-  synchronized void onReentered(long sentAt, int newHolds) {
-    holds = newHolds;
+  /**
+   * A re-entry sent at {@code sentAt} was granted: one more hold, validity restarted.
+   *
+   * <p>Why the count is kept here and not taken from the server: the Lock view's count must follow the
+   * thread's own {@code lock()}/{@code unlock()} calls, and the server's count drifts from them whenever
+   * a call fails without the thread knowing whether it was applied — a re-entry that timed out after the
+   * server counted it, a partial unlock that never reached the server — and Redlock can only report one
+   * node's count (the highest) for a lease held on several. Adopting such a count made a thread's
+   * three {@code lock()} and three {@code unlock()} leave the lock held for the life of the client. So a
+   * re-entry adds one here, a partial unlock takes one away whatever happened to it, and the last
+   * {@code unlock()} releases <em>every</em> hold on the server; the server's count may then run ahead of
+   * this one, harmlessly, and its replies serve only to tell whether the lock is still ours. (Making
+   * re-entry and partial unlock idempotent with an expected count in the SPI would have kept the two
+   * counts equal, at the cost of changing every backend's scripts, without changing what a thread sees.)
+   */
+  synchronized void onReentered(long sentAt) {
+    holds++;
     validUntil = Math.max(validUntil, sentAt + leaseNanos - driftNanos);
-    if (!options.watched()) {
-      scheduleNext();
-    }
+    scheduleNext();
   }
 
-  /** Unlock of one hold that was not the last. */
-  synchronized void setHolds(int newHolds) {
-    holds = newHolds;
+  /** @return the Lock view's hold count, also once final (unlike {@link #holdCount()}) */
+  synchronized int localHolds() {
+    return holds;
+  }
+
+  /** One hold of a thread that holds more than one was given up, whatever the server made of it. */
+  synchronized void dropHold() {
+    holds = Math.max(1, holds - 1);
   }
 
   /** Locally drops one hold of a lease already lost; @return the holds left. */

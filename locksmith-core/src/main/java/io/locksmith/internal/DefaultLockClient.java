@@ -70,6 +70,8 @@ public final class DefaultLockClient implements LockClient {
   private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
   private final Set<Acquisition> running = ConcurrentHashMap.newKeySet();
   private final AtomicLong sequence = new AtomicLong();
+  /** {@code "@" + client name}, or empty: appended to owner ids (not waiter ids, which stay short). */
+  private final String ownerSuffix;
   private volatile boolean closed;
 
   /**
@@ -85,13 +87,15 @@ public final class DefaultLockClient implements LockClient {
     byte[] id = new byte[9];
     RANDOM.nextBytes(id);
     this.clientId = Base64.getUrlEncoder().withoutPadding().encodeToString(id);
+    this.ownerSuffix = options.clientName().map(n -> "@" + n).orElse("");
     this.scheduler = new ScheduledThreadPoolExecutor(1, daemon("locksmith-timer-" + clientId));
     this.scheduler.setRemoveOnCancelPolicy(true);
     this.events = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
         daemon("locksmith-events-" + clientId));
     this.renewer = new Renewer(this);
     try {
-      backend.open(new BackendContext(clientId, options.namespace(), this::onWake));
+      backend.open(new BackendContext(clientId, options.namespace(), this::onWake,
+          options.clientName().orElse(null)));
     } catch (RuntimeException e) {
       shutdownThreads();
       backend.close();
@@ -284,22 +288,27 @@ public final class DefaultLockClient implements LockClient {
     }
   }
 
+  /** {@code <clientId>:<seq>}, or {@code <clientId>:<seq>@<clientName>} when the client has a name. */
   String newOwnerId() {
-    return clientId + ":" + Long.toString(sequence.incrementAndGet(), 36);
+    return clientId + ":" + Long.toString(sequence.incrementAndGet(), 36) + ownerSuffix;
   }
 
   String newWaiterId() {
     return clientId + ":w" + Long.toString(sequence.incrementAndGet(), 36);
   }
 
-  /** @return false if the waiter gave up: the backend hands the wake-up to the next one */
+  /**
+   * @return false if no waiting acquisition took the wake-up (it gave up, or this client is closing and
+   *     failed it): the backend then hands the wake-up to the next waiter, which may be another client's.
+   *     Reporting it as taken while closing would leave that waiter asleep until its backstop.
+   */
   private boolean onWake(String name, String waiterId) {
     Acquisition acquisition = waiters.get(waiterId);
     if (acquisition != null) {
       acquisition.wake();
       return true;
     }
-    return closed; // after close nobody waits and nothing is passed on
+    return false;
   }
 
   void waiterDone(String waiterId) {
@@ -348,7 +357,7 @@ public final class DefaultLockClient implements LockClient {
   DefaultLease newLease(LockOps ops, String name, String owner, LockOptions lockOptions,
       AcquireReply reply, long sentAt, HoldKey holdKey) {
     DefaultLease lease = new DefaultLease(this, ops, name, owner, lockOptions, reply.fencingToken(),
-        reply.holdCount(), reply.replicasAcknowledged(), sentAt, holdKey);
+        reply.replicasAcknowledged(), sentAt, holdKey);
     live.add(lease);
     if (lockOptions.watched()) {
       renewer.add(lease);
@@ -455,7 +464,15 @@ public final class DefaultLockClient implements LockClient {
     return threadHolds.get(new HoldKey(primitive, name, Thread.currentThread()));
   }
 
-  /** Re-entry of the calling thread's hold: one round trip that never mints a new grant. */
+  /**
+   * Re-entry of the calling thread's hold: one round trip that never mints a new grant. Adds one hold to
+   * the lease's own count only once granted; the server's count in the reply is not used (see {@link
+   * DefaultLease#onReentered}).
+   *
+   * @throws LeaseLostException if the hold is gone
+   * @throws BackendUnavailableException if the backend did not answer; the thread has no extra hold
+   *     (whether the server counted one does not matter: the last unlock releases every hold)
+   */
   void reenter(DefaultLease lease) {
     if (lease.state() == LeaseState.LOST) {
       throw new LeaseLostException(lease.lockName(), "this thread's hold was lost; unlock and lock again");
@@ -467,14 +484,23 @@ public final class DefaultLockClient implements LockClient {
       lease.markLost("re-entry found the lock no longer held by this owner");
       throw new LeaseLostException(lease.lockName(), "this thread's hold was lost; unlock and lock again");
     }
-    lease.onReentered(sentAt, reply.holdCount());
+    lease.onReentered(sentAt);
   }
 
   void registerThreadHold(DefaultLease lease) {
     threadHolds.put(lease.holdKey, lease);
   }
 
-  /** Drops one hold of the calling thread's lease. */
+  /**
+   * Drops one hold of the calling thread's lease. The last local hold releases every hold on the server,
+   * so the lock is free after as many unlocks as locks even where the server counted differently. Any
+   * other unlock takes one local hold away whatever its outcome — the thread has given it up — and uses
+   * the server's reply only to learn whether the lock is still ours.
+   *
+   * @throws LeaseLostException if the lock was lost (the hold is dropped all the same)
+   * @throws BackendUnavailableException if the backend did not answer (the hold is dropped all the same;
+   *     for the last hold the server lets the lock expire)
+   */
   void unlockOne(DefaultLease lease) {
     if (lease.state() == LeaseState.LOST) {
       if (lease.dropLocalHold() == 0) {
@@ -483,7 +509,7 @@ public final class DefaultLockClient implements LockClient {
       }
       throw new LeaseLostException(lease.lockName(), "it was lost while this thread held it");
     }
-    if (lease.holdCount() <= 1) {
+    if (lease.localHolds() <= 1) { // not holdCount(): a loss right now must not forget the outer holds
       if (!releaseLease(lease)) {
         throw new LeaseLostException(lease.lockName(), "it was lost while this thread held it");
       }
@@ -492,16 +518,16 @@ public final class DefaultLockClient implements LockClient {
     int left;
     try {
       left = Futures.join(lease.ops.release(lease.lockName(), lease.owner(), false));
-    } catch (BackendUnavailableException e) {
-      lease.dropLocalHold();
-      throw e;
+    } finally {
+      lease.dropHold();
     }
-    if (left < 0) {
-      lease.markLost("unlock found the lock no longer held by this owner");
-      lease.dropLocalHold();
+    if (left <= 0) {
+      // -1: not ours any more. 0: the server freed it although this thread still holds it, so it counted
+      // fewer holds (Redlock nodes that missed a re-entry); either way the lock protects nothing now.
+      lease.markLost(left < 0 ? "unlock found the lock no longer held by this owner"
+          : "a partial unlock freed the lock on the server, which counted fewer holds than this thread");
       throw new LeaseLostException(lease.lockName(), "it was lost while this thread held it");
     }
-    lease.setHolds(left);
   }
 
   /** A timer that was never scheduled because the client closed. */

@@ -3,12 +3,10 @@ package io.locksmith.internal;
 import io.locksmith.DistributedLock;
 import io.locksmith.DistributedReadWriteLock;
 import io.locksmith.Lease;
-import io.locksmith.LeaseLostException;
 import io.locksmith.LockException;
 import io.locksmith.LockOptions;
 import io.locksmith.spi.Primitive;
 import java.util.Objects;
-import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,28 +56,8 @@ final class DefaultReadWriteLock implements DistributedReadWriteLock {
       throw new IllegalArgumentException(writeLease + " is not a write lease of read-write lock '" + name
           + "' from this client");
     }
-    if (w.state().isFinal()) {
-      throw new LeaseLostException(name, "the write lease is " + w.state() + "; nothing to downgrade");
-    }
-    // The read hold is taken as the write lease's owner, which the backend grants while that owner
-    // writes; a refusal means the write hold is gone.
-    Optional<DefaultLease> readLease;
-    try {
-      readLease = read.await(read.start(0, null, w.owner()), false);
-    } catch (InterruptedException impossible) {
-      throw new AssertionError(impossible);
-    }
-    if (readLease.isEmpty()) {
-      w.markLost("a downgrade found the write lock no longer held by this owner");
-      throw new LeaseLostException(name, "the write lease was lost before it could be downgraded");
-    }
-    if (readLease.get().fencingToken() != w.fencingToken()) {
-      // Granted as a fresh read, not a downgrade: the write hold had ended and another writer came in
-      // between, so what this writer wrote may already be overwritten.
-      client.giveBack(readLease.get());
-      w.markLost("a downgrade found another write grant since this one");
-      throw new LeaseLostException(name, "the write lease was lost before it could be downgraded");
-    }
+    // the read hold is taken first, as the write lease's owner, so that no writer slips in between
+    DefaultLease readLease = read.downgradeFrom(w, null);
     try {
       w.release();
     } catch (LockException e) {
@@ -87,7 +65,7 @@ final class DefaultReadWriteLock implements DistributedReadWriteLock {
       log.warn("downgrade of '{}': the write hold could not be released ({}); it expires within its lease",
           name, e.toString());
     }
-    return readLease.get();
+    return readLease;
   }
 
   @Override

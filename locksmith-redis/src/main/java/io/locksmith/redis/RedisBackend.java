@@ -7,6 +7,7 @@ import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.SlotHash;
@@ -119,6 +120,8 @@ final class RedisBackend implements LockBackend {
   private int replicaAcks;
   private long replicaAckTimeoutMillis;
   private boolean replicaAcksRequired;
+  /** TLS settings for a {@code rediss} URI (trust, client certificate), or null for plain text. */
+  private RedisTls tls;
   /** Connections reserved for acknowledged grants; null unless replica acknowledgement is on. */
   private volatile ReplicaAckLanes lanes;
   /** Shared resources owned by someone else (Redlock), or null to create and own them. */
@@ -193,11 +196,32 @@ final class RedisBackend implements LockBackend {
       Thread.currentThread().interrupt();
       throw new BackendUnavailableException("interrupted while connecting to "
           + description(), e);
-    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+    } catch (TimeoutException e) {
       close();
-      throw RedisExceptions.translate(e, "connect to " + description()
-          + " within " + commandTimeout.toMillis() + " ms");
+      throw new BackendUnavailableException("Redis unavailable, could not connect to " + description()
+          + ": no answer within " + (commandTimeout.toMillis() * steps + 1000) + " ms", e);
+    } catch (ExecutionException | RuntimeException e) {
+      close();
+      throw RedisExceptions.translate(e, "connect to " + description());
     }
+  }
+
+  /**
+   * Uses TLS with these settings; call before {@link #open}. Ignored for a plain-text URI: the URI's
+   * scheme decides whether TLS is used, these settings how.
+   */
+  void tls(RedisTls tls) {
+    this.tls = (clusterSeeds != null ? clusterSeeds.get(0) : uri).isSsl() ? tls : null;
+  }
+
+  /**
+   * The connection name every connection of this client gives itself ({@code CLIENT SETNAME}): {@code
+   * locksmith:<clientId>}, or {@code locksmith:<clientId>@<clientName>}. Owner ids start with the same
+   * client id, so {@code CLIENT LIST} leads from a lock's owner to the connection's address, and the name
+   * to the process.
+   */
+  static String connectionName(BackendContext context) {
+    return "locksmith:" + context.clientId() + (context.clientName() != null ? "@" + context.clientName() : "");
   }
 
   /**
@@ -218,22 +242,32 @@ final class RedisBackend implements LockBackend {
         : DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2)
             .reconnectDelay(Delay.exponential(Duration.ZERO, MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS))
             .build();
+    String name = connectionName(context);
+    SslOptions ssl = tls != null ? tls.toSslOptions(commandTimeout) : null;
     if (clusterSeeds != null) {
-      cluster = new RedisClusterConnections(clusterSeeds, commandTimeout, resources);
+      // Lettuce connects to every node, for commands, pub/sub and topology, with the first seed's settings
+      clusterSeeds.forEach(seed -> seed.setClientName(name));
+      cluster = new RedisClusterConnections(clusterSeeds, commandTimeout, resources, ssl);
       if (replicaAcks > 0) {
         lanes = new ReplicaAckLanes(cluster::openLane, resources, commandTimeout, description());
       }
       connecting.set(true);
-      return connect();
+      return diagnoseTimeout(connect());
     }
+    // the master's connections take the name from this URI, the sentinels' from their own
+    uri.setClientName(name);
+    uri.getSentinels().forEach(sentinel -> sentinel.setClientName(name));
     client = RedisClient.create(resources, uri);
-    client.setOptions(io.lettuce.core.ClientOptions.builder()
+    io.lettuce.core.ClientOptions.Builder options = io.lettuce.core.ClientOptions.builder()
         .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
         .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(true).build())
         // fail fast while disconnected instead of queueing: nothing waits on a dead server
         .disconnectedBehavior(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-        .autoReconnect(true)
-        .build());
+        .autoReconnect(true);
+    if (ssl != null) {
+      options.sslOptions(ssl);
+    }
+    client.setOptions(options.build());
     if (RedisLockClient.isSentinel(uri)) {
       client.addListener(new RedisConnectionStateListener() {
         @Override
@@ -251,7 +285,55 @@ final class RedisBackend implements LockBackend {
       lanes = new ReplicaAckLanes(this::openLane, resources, commandTimeout, description());
     }
     connecting.set(true);
-    return connect();
+    return diagnoseTimeout(connect());
+  }
+
+  /**
+   * A TLS connection attempt that timed out may have reached a port that serves plain text: such a
+   * server waits for a command while the client waits for the TLS handshake, so it looks like a hung
+   * server. Before reporting a timeout, ask each address once in plain text; a Redis reply means the
+   * configuration is wrong, not the server down.
+   */
+  private CompletableFuture<Void> diagnoseTimeout(CompletableFuture<Void> attempt) {
+    if (tls == null) {
+      return attempt;
+    }
+    return attempt.exceptionallyCompose(failure -> {
+      if (!RedisExceptions.isTimeout(failure)) {
+        return CompletableFuture.failedFuture(failure);
+      }
+      List<RedisURI> addresses = clusterSeeds != null ? clusterSeeds
+          : RedisLockClient.isSentinel(uri) ? uri.getSentinels() : List.of(uri);
+      long probeMillis = Math.max(1, Math.min(commandTimeout.toMillis(), 1000));
+      CompletableFuture<Void> diagnosed = new CompletableFuture<>();
+      Thread probe = new Thread(() -> {
+        for (RedisURI a : addresses) {
+          if (speaksPlainRedis(a.getHost(), a.getPort(), (int) probeMillis)) {
+            diagnosed.completeExceptionally(RedisExceptions.configuration("connect to " + description(),
+                a.getHost() + ":" + a.getPort() + " answered a plain-text PING: it does not serve TLS on that"
+                    + " port (use a redis:// URI, or the server's TLS port)", RedisExceptions.unwrap(failure)));
+            return;
+          }
+        }
+        diagnosed.completeExceptionally(failure);
+      }, "locksmith-tls-probe");
+      probe.setDaemon(true);
+      probe.start();
+      return diagnosed;
+    });
+  }
+
+  /** Whether a plain-text {@code PING} to the address gets a RESP reply ({@code +PONG} or an error). */
+  static boolean speaksPlainRedis(String host, int port, int timeoutMillis) {
+    try (java.net.Socket s = new java.net.Socket()) {
+      s.connect(new InetSocketAddress(host, port), timeoutMillis);
+      s.setSoTimeout(timeoutMillis);
+      s.getOutputStream().write("PING\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      int first = s.getInputStream().read();
+      return first == '+' || first == '-';
+    } catch (java.io.IOException e) {
+      return false;
+    }
   }
 
   /**
@@ -876,6 +958,11 @@ final class RedisBackend implements LockBackend {
     return run(RedisScript.RAISE_FENCE, ScriptOutputType.INTEGER, "raise the token of '" + name + "'",
         new String[] {lock, RedisKeys.fence(lock)}, owner, Long.toString(token),
         Long.toString(fenceRetentionMillis));
+  }
+
+  /** For tests: the URI this backend connects with (one node or Sentinel), or the first Cluster seed. */
+  RedisURI uri() {
+    return uri;
   }
 
   String description() {

@@ -2,6 +2,7 @@ package io.locksmith.redis;
 
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
@@ -66,12 +67,18 @@ final class RedisClusterConnections {
    * @param seeds nodes to learn the slot map from; any one that answers is enough
    * @param commandTimeout bound on every command, on connecting and on each topology query
    * @param resources Lettuce's threads and reconnect delay, owned by the caller
+   * @param ssl TLS settings for {@code rediss} seeds, or null
    */
-  RedisClusterConnections(List<RedisURI> seeds, Duration commandTimeout, ClientResources resources) {
+  RedisClusterConnections(List<RedisURI> seeds, Duration commandTimeout, ClientResources resources,
+      SslOptions ssl) {
     this.seeds = List.copyOf(seeds);
     this.commandTimeout = commandTimeout;
     this.client = RedisClusterClient.create(resources, this.seeds);
-    client.setOptions(ClusterClientOptions.builder()
+    ClusterClientOptions.Builder options = ClusterClientOptions.builder();
+    if (ssl != null) {
+      options.sslOptions(ssl);
+    }
+    client.setOptions(options
         .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
         .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(true).build())
         // fail fast while a node is disconnected (e.g. a crashed master before its replica takes over)

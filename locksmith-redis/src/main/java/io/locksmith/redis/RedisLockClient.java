@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.StringJoiner;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Locks on Redis, through Lettuce: one master you address directly, the master of a Redis Sentinel
@@ -43,7 +45,18 @@ import java.util.StringJoiner;
  * is down commands fail at once rather than queue. An unreachable server fails acquisition with
  * {@link io.locksmith.BackendUnavailableException}; held watched leases go
  * {@link io.locksmith.LeaseState#UNCERTAIN}, then {@link io.locksmith.LeaseState#LOST} when their
- * validity runs out.
+ * validity runs out. A configuration that does not fit the server (TLS trust or host name, a port that
+ * does not serve TLS, an unknown host, rejected credentials, missing ACL permissions) fails with {@link
+ * io.locksmith.BackendConfigurationException}, which is not transient; a malformed URI fails {@link
+ * Builder#build()} with {@link IllegalArgumentException}.
+ *
+ * <p><b>TLS</b> with a {@code rediss} URI; trusted CAs, a client certificate and host name verification
+ * come from {@link Builder#tls(RedisTls)}.
+ *
+ * <p><b>Identity.</b> Every connection names itself ({@code CLIENT SETNAME locksmith:<clientId>}, with
+ * {@code @<clientName>} when {@link ClientOptions.Builder#clientName(String)} is set), and owner ids
+ * start with the client id, so {@code CLIENT LIST} leads from a lock's owner to the process. The client
+ * logs one INFO line when it has started.
  *
  * <p><b>Sentinel.</b> With a {@code redis-sentinel://} URI every connection and every reconnection
  * asks the sentinels for the current master, and a command timeout or a {@code READONLY} reply makes
@@ -64,6 +77,7 @@ import java.util.StringJoiner;
  * <p>Thread-safe; create one per application and close it at shutdown.
  */
 public final class RedisLockClient extends ForwardingLockClient {
+  private static final Logger log = LoggerFactory.getLogger(RedisLockClient.class);
   /** Default command timeout, 2 s. */
   public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(2);
   /** Default longest interval between a waiter's own re-checks, 5 s. */
@@ -72,6 +86,23 @@ public final class RedisLockClient extends ForwardingLockClient {
   public static final Duration DEFAULT_FENCE_RETENTION = Duration.ofHours(24);
   /** Default time a fair lock waiter's place outlives its last attempt, 5 s. */
   public static final Duration DEFAULT_FAIR_QUEUE_TIMEOUT = Duration.ofSeconds(5);
+  /**
+   * Longest command timeout accepted, 5 min: a server that has not answered in minutes is gone for
+   * this purpose, and renewals must learn that within a lease.
+   */
+  public static final Duration MAX_COMMAND_TIMEOUT = Duration.ofMinutes(5);
+  /**
+   * Longest {@link Builder#waiterRecheck(Duration) waiter re-check} and
+   * {@link Builder#fairQueueTimeout(Duration) fair queue timeout} accepted, 1 h: both bound how long a
+   * lost wake-up or a dead waiter costs, so longer ones would defeat their purpose.
+   */
+  public static final Duration MAX_WAITER_RECHECK = Duration.ofHours(1);
+  /**
+   * Longest fence retention accepted, 3650 days (about 10 years). Redis keeps it as {@code SET … PX},
+   * whose expiry (now + retention, in ms) must fit a signed 64-bit integer; an absurd retention
+   * overflowed it and the fence key expired at once. Ten years is "kept for good" in practice.
+   */
+  public static final Duration MAX_FENCE_RETENTION = Duration.ofDays(3650);
 
   private final String description;
 
@@ -93,9 +124,11 @@ public final class RedisLockClient extends ForwardingLockClient {
    * @return a connected client
    * @throws NullPointerException if {@code uri} is null
    * @throws IllegalArgumentException if {@code uri} is not a Redis, Redis Sentinel or Redis Cluster URI
+   * @throws io.locksmith.BackendConfigurationException if the configuration does not fit the server
+   *     (TLS, unknown host, credentials): see {@link Builder#build()}
    * @throws io.locksmith.BackendUnavailableException if the server cannot be reached within the
    *     command timeout (on a Cluster: if no seed node answers)
-   * @throws io.locksmith.LockException if the server refuses the connection, e.g. a wrong password
+   * @throws io.locksmith.LockException if the server refuses the connection for another reason
    */
   public static RedisLockClient create(String uri) {
     return builder().uri(uri).build();
@@ -110,6 +143,8 @@ public final class RedisLockClient extends ForwardingLockClient {
           b.replicaAckPolicy == ReplicaAckPolicy.REQUIRE);
     }
     backend.fair.queueTimeout(b.fairQueueTimeout);
+    // for a rediss URI without settings the defaults still bound the handshake by the command timeout
+    backend.tls(b.tls != null ? b.tls : RedisTls.defaults());
     return backend;
   }
 
@@ -126,6 +161,15 @@ public final class RedisLockClient extends ForwardingLockClient {
    */
   public String serverDescription() {
     return description;
+  }
+
+  /**
+   * The INFO line a client logs when it has connected: its id, where, namespace, name and TLS settings;
+   * never credentials (the description has none, and {@link RedisTls#toString()} shows no password).
+   */
+  static String startMessage(String kind, String clientId, String where, ClientOptions options, RedisTls tls) {
+    return kind + " lock client " + clientId + " started on " + where + " (namespace '" + options.namespace() + "'"
+        + options.clientName().map(n -> ", name '" + n + "'").orElse("") + (tls != null ? ", " + tls : "") + ")";
   }
 
   /** The URI without user or password: safe for logs and exception messages. */
@@ -164,6 +208,7 @@ public final class RedisLockClient extends ForwardingLockClient {
     private int replicaAcks;
     private Duration replicaAckTimeout;
     private ReplicaAckPolicy replicaAckPolicy;
+    private RedisTls tls;
 
     private Builder() {}
 
@@ -197,7 +242,8 @@ public final class RedisLockClient extends ForwardingLockClient {
     }
 
     /**
-     * @param timeout bound on every command and on connecting; default 2 s
+     * @param timeout bound on every command and on connecting; default 2 s, 1 ms to
+     *     {@link #MAX_COMMAND_TIMEOUT}
      * @return this builder
      */
     public Builder commandTimeout(Duration timeout) {
@@ -207,7 +253,7 @@ public final class RedisLockClient extends ForwardingLockClient {
 
     /**
      * @param interval longest time a waiter goes without re-checking by itself (a backstop for a lost
-     *     wake-up or a waiter that died in the queue); default 5 s
+     *     wake-up or a waiter that died in the queue); default 5 s, 10 ms to {@link #MAX_WAITER_RECHECK}
      * @return this builder
      */
     public Builder waiterRecheck(Duration interval) {
@@ -217,7 +263,7 @@ public final class RedisLockClient extends ForwardingLockClient {
 
     /**
      * @param retention how long a lock name's last token is kept after its last grant; past it, tokens
-     *     rest on the time floor alone; default 24 h
+     *     rest on the time floor alone; default 24 h, 1 s to {@link #MAX_FENCE_RETENTION}
      * @return this builder
      */
     public Builder fenceRetention(Duration retention) {
@@ -234,7 +280,7 @@ public final class RedisLockClient extends ForwardingLockClient {
      * trip (a waiter stalled longer than this, e.g. by a GC pause, goes back to the end of the queue).
      * Clients of one lock should use the same value.
      *
-     * @param timeout the place timeout; default 5 s, at least 100 ms
+     * @param timeout the place timeout; default 5 s, 100 ms to {@link #MAX_WAITER_RECHECK}
      * @return this builder
      */
     public Builder fairQueueTimeout(Duration timeout) {
@@ -272,11 +318,28 @@ public final class RedisLockClient extends ForwardingLockClient {
     }
 
     /**
-     * @param options namespace, default lease policy, clock
+     * @param options namespace, default lease policy, clock, client name ({@link
+     *     ClientOptions.Builder#clientName(String)}: part of every owner id and of every connection's
+     *     name, {@code CLIENT SETNAME locksmith:<clientId>@<clientName>})
      * @return this builder
      */
     public Builder options(ClientOptions options) {
       this.options = options;
+      return this;
+    }
+
+    /**
+     * TLS settings: trusted CAs, a client certificate for mutual TLS, host name verification (on by
+     * default). Needs a {@code rediss://}, {@code rediss-sentinel://} or {@code rediss-cluster://} URI,
+     * without a {@code verifyPeer} option (the settings decide). Without them a {@code rediss} URI trusts
+     * the JVM's trust store and verifies host names unless the URI says {@code verifyPeer=CA} or {@code
+     * NONE}.
+     *
+     * @param tls the settings, or null for none
+     * @return this builder
+     */
+    public Builder tls(RedisTls tls) {
+      this.tls = tls;
       return this;
     }
 
@@ -287,11 +350,17 @@ public final class RedisLockClient extends ForwardingLockClient {
      * @throws NullPointerException if the URI or a setting is null
      * @throws IllegalArgumentException if the URI is not a Redis, Redis Sentinel or Redis Cluster URI (a
      *     Sentinel URI without {@code sentinelMasterId}, a Cluster URI with a database, options or an
-     *     empty host included), or a duration is out of range
-     * @throws io.locksmith.BackendUnavailableException if the server cannot be reached within the
-     *     command timeout; with Sentinel also if no sentinel answers or none knows the master name; on a
-     *     Cluster if no seed node answers
-     * @throws io.locksmith.LockException if the server refuses the connection, e.g. a wrong password
+     *     empty host included; a missing host, a port that is not a number in 1..65535, an unencoded
+     *     {@code @ / ? #} in the user or password), TLS settings come with a plain-text URI, or a
+     *     duration is out of its documented range. Messages never show the password.
+     * @throws io.locksmith.BackendConfigurationException if the configuration does not fit the server: a
+     *     TLS certificate that is not trusted or does not name the host, a port that does not serve TLS,
+     *     a host name that does not resolve, rejected credentials, missing ACL permissions, a database the
+     *     server does not have. Retrying will not help.
+     * @throws io.locksmith.BackendUnavailableException if the server cannot be reached (refused, or no
+     *     answer within the command timeout); with Sentinel also if no sentinel answers or none knows the
+     *     master name; on a Cluster if no seed node answers
+     * @throws io.locksmith.LockException if the server refuses the connection for another reason
      */
     public RedisLockClient build() {
       Objects.requireNonNull(uri, "uri");
@@ -301,16 +370,16 @@ public final class RedisLockClient extends ForwardingLockClient {
       Objects.requireNonNull(fairQueueTimeout, "fairQueueTimeout");
       Objects.requireNonNull(options, "options");
       if (isClusterUri(uri)) {
-        clusterSeeds = parseClusterUri(uri);
+        clusterSeeds = parseClusterUri(uri, tls);
         redisUri = null;
       } else {
-        redisUri = parseUri(uri, true);
+        redisUri = parseUri(uri, true, tls);
         clusterSeeds = null;
       }
-      atLeast("commandTimeout", commandTimeout, Duration.ofMillis(1));
-      atLeast("waiterRecheck", waiterRecheck, Duration.ofMillis(10));
-      atLeast("fenceRetention", fenceRetention, Duration.ofSeconds(1));
-      atLeast("fairQueueTimeout", fairQueueTimeout, Duration.ofMillis(100));
+      within("commandTimeout", commandTimeout, Duration.ofMillis(1), MAX_COMMAND_TIMEOUT);
+      within("waiterRecheck", waiterRecheck, Duration.ofMillis(10), MAX_WAITER_RECHECK);
+      within("fenceRetention", fenceRetention, Duration.ofSeconds(1), MAX_FENCE_RETENTION);
+      within("fairQueueTimeout", fairQueueTimeout, Duration.ofMillis(100), MAX_WAITER_RECHECK);
       if (replicaAckPolicy != null || replicaAckTimeout != null || replicaAcks != 0) {
         Objects.requireNonNull(replicaAckTimeout, "replica acknowledgement timeout");
         Objects.requireNonNull(replicaAckPolicy, "replica acknowledgement policy");
@@ -329,7 +398,9 @@ public final class RedisLockClient extends ForwardingLockClient {
       } else {
         redisUri.setTimeout(commandTimeout);
       }
-      return new RedisLockClient(this, backend(this));
+      RedisLockClient client = new RedisLockClient(this, backend(this));
+      log.info(startMessage("Redis", client.clientId(), client.description, options, tls));
+      return client;
     }
   }
 
@@ -343,26 +414,50 @@ public final class RedisLockClient extends ForwardingLockClient {
    * @throws IllegalArgumentException if {@code uri} has another scheme or Lettuce cannot parse it
    */
   static RedisURI parseUri(String uri, boolean sentinel) {
+    return parseUri(uri, sentinel, null);
+  }
+
+  /**
+   * @param tls explicit TLS settings whose host name rule replaces Lettuce's default, or null
+   * @throws IllegalArgumentException as {@link #parseUri(String, boolean)}, and if {@code tls} is given
+   *     for a plain-text URI or together with a {@code verifyPeer} query option
+   */
+  static RedisURI parseUri(String uri, boolean sentinel, RedisTls tls) {
     boolean direct = uri.startsWith("redis://") || uri.startsWith("rediss://");
     boolean viaSentinel = uri.startsWith("redis-sentinel://") || uri.startsWith("rediss-sentinel://");
     if (!direct && !(sentinel && viaSentinel)) {
       throw new IllegalArgumentException("uri must start with redis:// or rediss://"
           + (sentinel ? " (or redis-sentinel://, rediss-sentinel://, redis-cluster://, rediss-cluster://)" : "")
-          + ", was '" + redact(uri) + "'");
+          + ", was '" + RedisUris.redact(uri) + "'");
     }
-    try {
-      // Lettuce rejects a Sentinel URI without sentinelMasterId or with an empty sentinel host
-      return RedisURI.create(uri);
-    } catch (RuntimeException e) {
-      throw new IllegalArgumentException("not a valid Redis URI: " + e.getMessage(), e);
+    RedisUris.Parts parts = RedisUris.split(uri, viaSentinel);
+    checkTls(parts, tls);
+    // Lettuce rejects a Sentinel URI without sentinelMasterId
+    RedisURI parsed = RedisUris.lettuce(uri, parts);
+    if (tls != null) {
+      parsed.setVerifyPeer(tls.verifyMode());
+      parsed.getSentinels().forEach(s -> s.setVerifyPeer(tls.verifyMode()));
+    }
+    return parsed;
+  }
+
+  /** Explicit TLS settings need a TLS scheme and are the only source of the verification rule. */
+  private static void checkTls(RedisUris.Parts parts, RedisTls tls) {
+    if (tls == null) {
+      return;
+    }
+    if (!parts.scheme().startsWith("rediss")) {
+      throw new IllegalArgumentException("TLS settings were given, but '" + parts.redacted() + "' is a plain-text"
+          + " URI; use rediss://, rediss-sentinel:// or rediss-cluster://");
+    }
+    if (parts.hasQueryParameter(RedisURI.PARAMETER_NAME_VERIFY_PEER)) {
+      throw new IllegalArgumentException("'" + parts.redacted() + "' sets verifyPeer, and so do the TLS settings"
+          + " (RedisTls.Builder#verifyHostname); remove it from the URI");
     }
   }
 
   private static final String CLUSTER = "redis-cluster://";
   private static final String CLUSTER_TLS = "rediss-cluster://";
-  /** {@code host}, {@code host:port}, {@code [ipv6]} or {@code [ipv6]:port}. */
-  private static final java.util.regex.Pattern HOST_PORT =
-      java.util.regex.Pattern.compile("(\\[[0-9A-Fa-f:.]+]|[^:\\[\\]@/?,]+)(:[0-9]{1,5})?");
 
   static boolean isClusterUri(String uri) {
     return uri.startsWith(CLUSTER) || uri.startsWith(CLUSTER_TLS);
@@ -375,44 +470,47 @@ public final class RedisLockClient extends ForwardingLockClient {
    * @throws IllegalArgumentException if it is not such a URI, names no host, or has a path or query
    */
   static List<RedisURI> parseClusterUri(String uri) {
-    boolean tls = uri.startsWith(CLUSTER_TLS);
-    String rest = uri.substring(tls ? CLUSTER_TLS.length() : CLUSTER.length());
-    String credentials = "";
-    int at = rest.lastIndexOf('@');
-    if (at >= 0) {
-      credentials = rest.substring(0, at + 1);
-      rest = rest.substring(at + 1);
-    }
-    if (rest.indexOf('/') >= 0 || rest.indexOf('?') >= 0) {
-      throw new IllegalArgumentException("a Redis Cluster URI lists seed nodes only, without a database or"
-          + " options: '" + redact(uri) + "'");
-    }
-    List<RedisURI> seeds = new ArrayList<>();
-    for (String node : rest.split(",", -1)) {
-      String hostPort = node.trim();
-      if (!HOST_PORT.matcher(hostPort).matches()) {
-        throw new IllegalArgumentException("'" + hostPort + "' is not host[:port] in Redis Cluster URI '"
-            + redact(uri) + "'");
-      }
-      try {
-        seeds.add(RedisURI.create((tls ? "rediss://" : "redis://") + credentials + hostPort));
-      } catch (RuntimeException e) {
-        throw new IllegalArgumentException("not a valid Redis Cluster URI '" + redact(uri) + "': "
-            + e.getMessage(), e);
-      }
-    }
-    return seeds;
+    return parseClusterUri(uri, null);
   }
 
-  /** The URI with any user and password masked. */
-  private static String redact(String uri) {
-    return uri.replaceAll("//.*@", "//***@");
+  /** @param tls explicit TLS settings, or null; see {@link #parseUri(String, boolean, RedisTls)} */
+  static List<RedisURI> parseClusterUri(String uri, RedisTls tls) {
+    boolean ssl = uri.startsWith(CLUSTER_TLS);
+    RedisUris.Parts parts = RedisUris.split(uri, true);
+    if (!parts.path().isEmpty() || parts.query() != null) {
+      throw new IllegalArgumentException("a Redis Cluster URI lists seed nodes only, without a database or"
+          + " options: '" + parts.redacted() + "'");
+    }
+    checkTls(parts, tls);
+    String credentials = parts.credentials() != null ? parts.credentials() + "@" : "";
+    List<RedisURI> seeds = new ArrayList<>();
+    for (String hostPort : parts.hosts()) {
+      RedisURI seed = RedisUris.lettuce((ssl ? "rediss://" : "redis://") + credentials + hostPort, parts);
+      if (tls != null) {
+        seed.setVerifyPeer(tls.verifyMode());
+      }
+      seeds.add(seed);
+    }
+    return seeds;
   }
 
   /** @throws IllegalArgumentException if {@code d} is shorter than {@code min} */
   static void atLeast(String what, Duration d, Duration min) {
     if (d.compareTo(min) < 0) {
       throw new IllegalArgumentException(what + " must be at least " + min + ", was " + d);
+    }
+  }
+
+  /**
+   * Bounds a setting at build(), so that no duration reaches a conversion to milliseconds or
+   * nanoseconds (or a Redis expiry) that it would overflow.
+   *
+   * @throws IllegalArgumentException if {@code d} is shorter than {@code min} or longer than {@code max}
+   */
+  static void within(String what, Duration d, Duration min, Duration max) {
+    atLeast(what, d, min);
+    if (d.compareTo(max) > 0) {
+      throw new IllegalArgumentException(what + " must be at most " + max + ", was " + d);
     }
   }
 }

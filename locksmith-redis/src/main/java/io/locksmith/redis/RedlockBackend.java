@@ -26,6 +26,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +59,7 @@ final class RedlockBackend implements LockBackend {
   private final Duration nodeTimeout;
   private final long retryDelayMillis;
   private final ClientResources resources;
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   RedlockBackend(List<io.lettuce.core.RedisURI> uris, Duration nodeTimeout, Duration retryDelay,
       Duration waiterRecheck, Duration fenceRetention) {
@@ -80,6 +82,41 @@ final class RedlockBackend implements LockBackend {
     return quorum;
   }
 
+  /** What the nodes' answers to one question about an owner's hold establish; see {@link #verdict}. */
+  enum Verdict {
+    /** A majority answered yes. */
+    YES,
+    /** More than N − quorum answered no: a majority can no longer say yes. */
+    NO,
+    /** Neither: the nodes that did not answer decide, so nobody can tell. */
+    UNKNOWN
+  }
+
+  /**
+   * The one rule for every question put to all nodes about a hold (re-entry, renewal, release): yes
+   * needs a majority; no needs more than N − quorum noes, i.e. so many that the nodes which did not
+   * answer could not make a majority for yes even together. Anything in between is unknown, never
+   * "no": a node that timed out, failed, or answered for only some leases may well hold the lock.
+   *
+   * @param yes nodes that answered yes
+   * @param no nodes that answered no
+   * @return the verdict; every other node counts as no answer
+   */
+  Verdict verdict(int yes, int no) {
+    if (yes >= quorum) {
+      return Verdict.YES;
+    }
+    if (no > nodes.size() - quorum) {
+      return Verdict.NO;
+    }
+    return Verdict.UNKNOWN;
+  }
+
+  /** TLS settings for the nodes with a {@code rediss} URI; call before {@link #open}. */
+  void tls(RedisTls tls) {
+    nodes.forEach(node -> node.tls(tls));
+  }
+
   List<String> nodeDescriptions() {
     return nodes.stream().map(RedisBackend::description).toList();
   }
@@ -98,26 +135,102 @@ final class RedlockBackend implements LockBackend {
     long deadline = System.nanoTime() + nodeTimeout.toNanos() * 3 + TimeUnit.SECONDS.toNanos(1);
     int connected = 0;
     List<String> down = new ArrayList<>();
+    List<Integer> reached = new ArrayList<>();
+    LockException misconfigured = null;
     for (int i = 0; i < nodes.size(); i++) {
       try {
         connects.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         connected++;
+        reached.add(i);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         close();
         throw new BackendUnavailableException("interrupted while connecting to the Redlock nodes", e);
       } catch (ExecutionException | TimeoutException e) {
-        down.add(nodes.get(i).description() + " (" + RedisExceptions.unwrap(e) + ")");
+        RuntimeException failure = e instanceof TimeoutException
+            ? new BackendUnavailableException("no answer within the connect bound", e)
+            : RedisExceptions.translate(e, "connect");
+        if (failure instanceof io.locksmith.BackendConfigurationException c && misconfigured == null) {
+          misconfigured = c;
+        }
+        down.add(nodes.get(i).description() + " (" + failure.getMessage() + ")");
       }
     }
     if (connected < quorum) {
       close();
-      throw new BackendUnavailableException("only " + connected + " of " + nodes.size()
-          + " Redlock nodes could be reached, " + quorum + " needed; unreachable: " + down);
+      String message = "only " + connected + " of " + nodes.size() + " Redlock nodes could be reached, " + quorum
+          + " needed; unreachable: " + down;
+      // a node that does not fit the configuration will not come back by itself: say so, not "unavailable"
+      throw misconfigured != null ? new io.locksmith.BackendConfigurationException(message, misconfigured)
+          : new BackendUnavailableException(message);
+    }
+    try {
+      rejectOneServerTwice(reached);
+    } catch (RuntimeException e) {
+      close();
+      throw e;
     }
     if (!down.isEmpty()) {
       log.warn("Redlock starts with {} of {} nodes; unreachable for now: {}", connected, nodes.size(), down);
     }
+  }
+
+  /**
+   * The builder compares addresses as written; this catches one server reached under two addresses
+   * (a name and its IP, a DNS alias, a port forward): each reached node reports the run id its server
+   * drew at start, and two equal ids are one process, whose "majority" would be a single vote. A node
+   * that cannot say (slow, INFO disabled, a server without run ids) is not compared; nor is a node
+   * that was unreachable at start.
+   *
+   * @throws IllegalArgumentException if two of {@code reached} report the same run id
+   */
+  private void rejectOneServerTwice(List<Integer> reached) {
+    List<CompletableFuture<String>> infos = new ArrayList<>();
+    for (int i : reached) {
+      try {
+        infos.add(nodes.get(i).commands("read the server's run id").info("server").toCompletableFuture());
+      } catch (RuntimeException e) {
+        infos.add(CompletableFuture.failedFuture(e));
+      }
+    }
+    // each INFO is bounded by the node timeout on its connection; this bound only guards against a stall
+    long deadline = System.nanoTime() + nodeTimeout.toNanos() * 2 + TimeUnit.SECONDS.toNanos(1);
+    Map<String, Integer> byRunId = new HashMap<>();
+    for (int k = 0; k < reached.size(); k++) {
+      int node = reached.get(k);
+      String runId;
+      try {
+        runId = runId(infos.get(k).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new BackendUnavailableException("interrupted while asking the Redlock nodes for their run ids",
+            e);
+      } catch (ExecutionException | TimeoutException | RuntimeException e) {
+        log.info("Redlock: {} did not report its run id, so it is not compared with the others: {}",
+            nodes.get(node).description(), RedisExceptions.unwrap(e).toString());
+        continue;
+      }
+      if (runId == null) {
+        continue;
+      }
+      Integer same = byRunId.putIfAbsent(runId, node);
+      if (same != null) {
+        throw new IllegalArgumentException("nodes " + nodes.get(same).description() + " and "
+            + nodes.get(node).description() + " are the same Redis server (run_id " + runId + ") under two "
+            + "addresses: Redlock's nodes must be independent masters");
+      }
+    }
+  }
+
+  /** @return the {@code run_id} field of an {@code INFO server} reply, or null if it has none */
+  static String runId(String info) {
+    for (String line : info.split("\\R")) {
+      if (line.startsWith("run_id:")) {
+        String id = line.substring("run_id:".length()).trim();
+        return id.isEmpty() ? null : id;
+      }
+    }
+    return null;
   }
 
   @Override
@@ -165,6 +278,8 @@ final class RedlockBackend implements LockBackend {
     final boolean[] failedNodes = new boolean[nodes.size()];
     int granted;
     int refused;
+    /** Nodes that answered a re-entry with "not held by this owner" (a subset of {@code refused}). */
+    int notHeld;
     int failed;
     long minRetry = Long.MAX_VALUE;
     int holds;
@@ -215,7 +330,9 @@ final class RedlockBackend implements LockBackend {
           holds = Math.max(holds, r.holdCount());
         } else {
           refused++;
-          if (!r.lost()) {
+          if (r.lost()) {
+            notHeld++;
+          } else {
             minRetry = Math.min(minRetry, r.retryAfterMillis());
             counters[node] = counter;
           }
@@ -340,6 +457,8 @@ final class RedlockBackend implements LockBackend {
       Throwable cause;
       int refusedNow;
       long retry;
+      int grantedNow;
+      int notHeldNow;
       List<CompletableFuture<Integer>> cleanups = new ArrayList<>();
       List<Integer> toRelease = new ArrayList<>();
       synchronized (this) {
@@ -347,6 +466,8 @@ final class RedlockBackend implements LockBackend {
         cause = firstFailure;
         refusedNow = refused;
         retry = minRetry;
+        grantedNow = granted;
+        notHeldNow = notHeld;
         for (int i = 0; i < tokens.length; i++) {
           // A failed re-entry must not free the hold the owner still has: it only takes back the
           // increment where it was counted. A failed acquisition gives back everything, on the
@@ -361,13 +482,22 @@ final class RedlockBackend implements LockBackend {
       // thread, and Lettuce orders commands per connection only as they reach its event loop, so an
       // earlier release could otherwise land after, and undo, the next round's grant of this owner.
       CompletableFuture.allOf(cleanups.toArray(new CompletableFuture<?>[0])).whenComplete((v, ignored) -> {
-        if (f > nodes.size() - quorum) {
-          result.completeExceptionally(new BackendUnavailableException("Redlock could not "
-              + (mode == AcquireMode.REENTER ? "re-enter" : "acquire") + " '" + name + "': " + f + " of "
-              + nodes.size() + " nodes failed, " + quorum + " answers needed; first failure: " + cause,
-              cause));
-        } else if (mode == AcquireMode.REENTER) {
-          result.complete(AcquireReply.lostHold());
+        if (mode == AcquireMode.REENTER) {
+          // The hold is lost only if so many nodes no longer have it that no majority can; with fewer
+          // noes, the silent nodes may still hold it (a bare-majority grant with one holder slow), and
+          // calling that lost would drop a lock that is still held and stop its renewal.
+          if (verdict(grantedNow, notHeldNow) == Verdict.NO) {
+            result.complete(AcquireReply.lostHold());
+          } else {
+            result.completeExceptionally(new BackendUnavailableException("Redlock could not re-enter '"
+                + name + "': " + grantedNow + " of " + nodes.size() + " nodes confirmed the hold, "
+                + notHeldNow + " no longer have it and " + f + " did not answer; " + quorum
+                + " are needed either way, so the hold is left as it was; first failure: " + cause, cause));
+          }
+        } else if (f > nodes.size() - quorum) {
+          result.completeExceptionally(new BackendUnavailableException("Redlock could not acquire '" + name
+              + "': " + f + " of " + nodes.size() + " nodes failed, " + quorum
+              + " answers needed; first failure: " + cause, cause));
         } else {
           // Held elsewhere by a majority: wait for its release (wake-up) or its lease. Split vote or
           // failed nodes: retry after a random delay so that contenders do not collide again.
@@ -431,8 +561,8 @@ final class RedlockBackend implements LockBackend {
 
   /**
    * Goes to every node and waits for all (each bounded by the node timeout). Owned if a majority still
-   * had the owner's hold; not owned if a majority did not; otherwise the nodes that failed to answer
-   * decide, so the outcome is unknown.
+   * had the owner's hold; not owned if so many did not that no majority can ({@link #verdict});
+   * otherwise the nodes that failed to answer decide, so the outcome is unknown and this fails.
    */
   @Override
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
@@ -455,19 +585,22 @@ final class RedlockBackend implements LockBackend {
           notOwned++;
         }
       }
-      if (owned >= quorum) {
-        return left;
+      switch (verdict(owned, notOwned)) {
+        case YES:
+          return left;
+        case NO:
+          return -1;
+        default:
+          throw unavailable("release '" + name + "'", failures);
       }
-      if (notOwned > nodes.size() - quorum) {
-        return -1;
-      }
-      throw unavailable("release '" + name + "'", failures);
     });
   }
 
   /**
-   * Each lease is extended only if a majority confirms it; refused by a majority means lost; a lease
-   * the answers cannot decide either way is reported as unknown ({@code null}).
+   * Each lease is extended only if a majority confirms it and lost only if a majority can no longer
+   * confirm it ({@link #verdict}); a lease the answers cannot decide is reported as unknown
+   * ({@code null}). A node may answer for some leases and not others (its renewal is split into several
+   * script calls and only some failed): a lease it has no answer for counts as no answer from it.
    */
   @Override
   public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
@@ -478,21 +611,16 @@ final class RedlockBackend implements LockBackend {
         int yes = 0;
         int no = 0;
         for (List<Boolean> v : values) {
-          if (v != null) {
-            if (v.get(r)) {
-              yes++;
-            } else {
-              no++;
-            }
+          Boolean answer = v == null ? null : v.get(r);
+          if (Boolean.TRUE.equals(answer)) {
+            yes++;
+          } else if (Boolean.FALSE.equals(answer)) {
+            no++;
           }
         }
-        if (yes >= quorum) {
-          out.add(true);
-        } else if (no > nodes.size() - quorum) {
-          out.add(false);
-        } else {
-          out.add(null); // too few answers to tell: UNCERTAIN for this lease alone, retried in validity
-        }
+        Verdict verdict = verdict(yes, no);
+        // UNKNOWN: too few answers to tell, UNCERTAIN for this lease alone, retried within validity
+        out.add(verdict == Verdict.UNKNOWN ? null : verdict == Verdict.YES);
       }
       return out;
     });
@@ -561,8 +689,12 @@ final class RedlockBackend implements LockBackend {
     });
   }
 
+  /** Idempotent: a failed {@link #open} closes, and so does the client that called it. */
   @Override
   public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
     for (RedisBackend node : nodes) {
       node.close();
     }

@@ -3,13 +3,17 @@ package io.locksmith.redis;
 import io.lettuce.core.RedisURI;
 import io.locksmith.ClientOptions;
 import io.locksmith.internal.DefaultLockClient;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 
 /**
  * Redlock: one lock over N independent Redis masters (N odd, at least 3), held while a majority holds
@@ -31,8 +35,12 @@ import java.util.Set;
  * (lease − elapsed − drift, elapsed measured from before the first send) is left. Otherwise it releases
  * on every node, including those that did not answer, and retries after a random delay of up to
  * {@link Builder#retryDelay(Duration)}, or when a node's release notification wakes it, within the wait.
- * Renewal extends a lease only if a majority confirms it; a majority that no longer has it makes the
- * lease {@link io.locksmith.LeaseState#LOST}. Release goes to every node.
+ * Renewal extends a lease only if a majority confirms it. Renewal, re-entry and release call a hold
+ * lost only when more than N − quorum nodes no longer have it (then the lease is
+ * {@link io.locksmith.LeaseState#LOST}); with fewer, the nodes that did not answer could still make a
+ * majority, so the outcome is unknown: the lease is {@link io.locksmith.LeaseState#UNCERTAIN} after
+ * such a renewal, such a re-entry throws {@link io.locksmith.BackendUnavailableException} and leaves the
+ * lease as it was, and such a release throws it too. Release goes to every node.
  *
  * <p><b>Fencing tokens</b> come from per-node counters kept in step: the token is the highest value of
  * the granting majority, and it is written to a majority before the grant is reported. Tokens strictly
@@ -48,6 +56,7 @@ import java.util.Set;
  * <p>Thread-safe; create one per application and close it at shutdown.
  */
 public final class RedlockClient extends ForwardingLockClient {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RedlockClient.class);
   /** Default bound on each node's reply, 250 ms: small next to leases, generous for a loaded host. */
   public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(250);
   /** Default upper bound of the random delay before retrying after a split or failed vote, 200 ms. */
@@ -88,12 +97,15 @@ public final class RedlockClient extends ForwardingLockClient {
     private Duration waiterRecheck = RedisLockClient.DEFAULT_WAITER_RECHECK;
     private Duration fenceRetention = RedisLockClient.DEFAULT_FENCE_RETENTION;
     private ClientOptions options = ClientOptions.defaults();
+    private RedisTls tls;
 
     private Builder() {}
 
     /**
      * @param uris one {@code redis://} or {@code rediss://} URI per independent master (not replicas
-     *     of each other); an odd number, at least 3
+     *     of each other); an odd number, at least 3. Nodes are told apart by host and port: two URIs
+     *     that differ only in the database number, the credentials, the scheme or the case of the host
+     *     name are the same node and are rejected by {@link #build()}
      * @return this builder
      */
     public Builder nodes(String... uris) {
@@ -111,7 +123,8 @@ public final class RedlockClient extends ForwardingLockClient {
 
     /**
      * @param timeout bound on each node's reply and on connecting to it; keep it small next to the
-     *     lease, since a slow node's time is taken from the lease's validity; default 250 ms
+     *     lease, since a slow node's time is taken from the lease's validity; default 250 ms, 1 ms to
+     *     {@link RedisLockClient#MAX_COMMAND_TIMEOUT}
      * @return this builder
      */
     public Builder nodeTimeout(Duration timeout) {
@@ -121,7 +134,7 @@ public final class RedlockClient extends ForwardingLockClient {
 
     /**
      * @param delay upper bound of the random delay before retrying after a vote that gave nobody a
-     *     majority; default 200 ms
+     *     majority; default 200 ms, 1 ms to {@link RedisLockClient#MAX_WAITER_RECHECK}
      * @return this builder
      */
     public Builder retryDelay(Duration delay) {
@@ -130,7 +143,8 @@ public final class RedlockClient extends ForwardingLockClient {
     }
 
     /**
-     * @param interval longest time a waiter goes without re-checking by itself; default 5 s
+     * @param interval longest time a waiter goes without re-checking by itself; default 5 s, 10 ms to
+     *     {@link RedisLockClient#MAX_WAITER_RECHECK}
      * @return this builder
      */
     public Builder waiterRecheck(Duration interval) {
@@ -140,7 +154,7 @@ public final class RedlockClient extends ForwardingLockClient {
 
     /**
      * @param retention how long each node keeps a lock name's token counter after its last grant;
-     *     default 24 h
+     *     default 24 h, 1 s to {@link RedisLockClient#MAX_FENCE_RETENTION}
      * @return this builder
      */
     public Builder fenceRetention(Duration retention) {
@@ -149,7 +163,8 @@ public final class RedlockClient extends ForwardingLockClient {
     }
 
     /**
-     * @param options namespace, default lease policy, clock-drift allowance, clock
+     * @param options namespace, default lease policy, clock-drift allowance, clock, client name (part
+     *     of owner ids and of every connection's name)
      * @return this builder
      */
     public Builder options(ClientOptions options) {
@@ -158,13 +173,31 @@ public final class RedlockClient extends ForwardingLockClient {
     }
 
     /**
+     * TLS settings for every node, as for {@link RedisLockClient.Builder#tls(RedisTls)}; every node URI
+     * must then be {@code rediss://}.
+     *
+     * @param tls the settings, or null for none
+     * @return this builder
+     */
+    public Builder tls(RedisTls tls) {
+      this.tls = tls;
+      return this;
+    }
+
+    /**
      * Validates the settings and connects to every node; a minority may be unreachable now, and is
-     * retried when used.
+     * retried when used. Once connected, the nodes reached report their server's run id, so that one
+     * server given under two addresses (say {@code localhost} and {@code 127.0.0.1}, or directly and
+     * through a port forward) is rejected too; a node unreachable at start is not checked.
      *
      * @return a connected client
      * @throws NullPointerException if a URI or setting is null
-     * @throws IllegalArgumentException if the node count is even or below 3, a URI is invalid or given
-     *     twice, or a duration is out of range
+     * @throws IllegalArgumentException if the node count is even or below 3, a URI is invalid, two URIs
+     *     name the same host and port (whatever the database), two reachable nodes turn out to be the
+     *     same server, TLS settings come with a plain-text node URI, or a duration is out of its
+     *     documented range
+     * @throws io.locksmith.BackendConfigurationException if fewer than a majority of nodes can be reached
+     *     and a node failed because the configuration does not fit it (TLS, unknown host, credentials)
      * @throws io.locksmith.BackendUnavailableException if fewer than a majority of nodes can be reached
      */
     public RedlockClient build() {
@@ -177,23 +210,57 @@ public final class RedlockClient extends ForwardingLockClient {
         throw new IllegalArgumentException("Redlock needs an odd number of nodes, at least 3 (5 tolerates "
             + "the loss of 2), was " + nodes.size());
       }
-      RedisLockClient.atLeast("nodeTimeout", nodeTimeout, Duration.ofMillis(1));
-      RedisLockClient.atLeast("retryDelay", retryDelay, Duration.ofMillis(1));
-      RedisLockClient.atLeast("waiterRecheck", waiterRecheck, Duration.ofMillis(10));
-      RedisLockClient.atLeast("fenceRetention", fenceRetention, Duration.ofSeconds(1));
+      RedisLockClient.within("nodeTimeout", nodeTimeout, Duration.ofMillis(1), RedisLockClient.MAX_COMMAND_TIMEOUT);
+      RedisLockClient.within("retryDelay", retryDelay, Duration.ofMillis(1), RedisLockClient.MAX_WAITER_RECHECK);
+      RedisLockClient.within("waiterRecheck", waiterRecheck, Duration.ofMillis(10),
+          RedisLockClient.MAX_WAITER_RECHECK);
+      RedisLockClient.within("fenceRetention", fenceRetention, Duration.ofSeconds(1),
+          RedisLockClient.MAX_FENCE_RETENTION);
       List<RedisURI> uris = new ArrayList<>();
-      Set<String> seen = new HashSet<>();
+      Map<String, RedisURI> seen = new HashMap<>();
       for (String node : nodes) {
-        RedisURI uri = RedisLockClient.parseUri(Objects.requireNonNull(node, "node uri"));
-        if (!seen.add(uri.getHost() + ":" + uri.getPort() + "/" + uri.getDatabase())) {
-          throw new IllegalArgumentException("node " + RedisLockClient.describe(uri) + " is given twice; "
-              + "Redlock's nodes must be independent masters");
+        RedisURI uri = RedisLockClient.parseUri(Objects.requireNonNull(node, "node uri"), false, tls);
+        RedisURI earlier = seen.putIfAbsent(address(uri), uri);
+        if (earlier != null) {
+          // the database number selects a keyspace inside one server, not another server: a "quorum"
+          // of /0, /1 and /2 would be one process deciding alone
+          throw new IllegalArgumentException("node " + RedisLockClient.describe(uri) + " is given twice (as "
+              + RedisLockClient.describe(earlier) + "): Redlock tells nodes apart by host and port, whatever "
+              + "the database, and they must be independent masters");
         }
         uri.setTimeout(nodeTimeout);
         uris.add(uri);
       }
-      return new RedlockClient(new RedlockBackend(uris, nodeTimeout, retryDelay, waiterRecheck,
-          fenceRetention), options);
+      RedlockBackend backend = new RedlockBackend(uris, nodeTimeout, retryDelay, waiterRecheck, fenceRetention);
+      backend.tls(tls != null ? tls : RedisTls.defaults());
+      RedlockClient client = new RedlockClient(backend, options);
+      log.info(RedisLockClient.startMessage("Redlock", client.clientId(), client.nodes().toString(), options, tls));
+      return client;
     }
+  }
+
+  /**
+   * A node's identity as written: host and port, never the database or the credentials. The host is
+   * compared without case and without a trailing dot, and an IPv6 literal in its canonical form (so
+   * {@code [::1]} and {@code [0:0:0:0:0:0:0:1]} are one node, and {@code [::ffff:127.0.0.1]} is
+   * {@code 127.0.0.1}). Names are not resolved: {@code localhost}
+   * and {@code 127.0.0.1}, or a DNS alias and its target, differ here; the client catches those at start
+   * by comparing the servers' run ids ({@link RedlockBackend#open}).
+   */
+  static String address(RedisURI uri) {
+    String host = uri.getHost().toLowerCase(Locale.ROOT);
+    if (host.startsWith("[")) {
+      try {
+        // a bracketed literal is parsed, never looked up; an IPv4-mapped one is that IPv4 address
+        InetAddress literal = InetAddress.getByName(host);
+        host = literal instanceof Inet6Address ? "[" + literal.getHostAddress() + "]"
+            : literal.getHostAddress();
+      } catch (UnknownHostException notALiteral) {
+        // Lettuce accepted it; compare it as written
+      }
+    } else if (host.endsWith(".")) {
+      host = host.substring(0, host.length() - 1);
+    }
+    return host + ":" + uri.getPort();
   }
 }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.locksmith.AcquireTimeoutException;
 import io.locksmith.ClientOptions;
 import io.locksmith.DistributedLock;
+import io.locksmith.FencingGuarantee;
 import io.locksmith.Lease;
 import io.locksmith.LeaseLostException;
 import io.locksmith.LeaseState;
@@ -14,8 +15,11 @@ import io.locksmith.LockClient;
 import io.locksmith.LockOptions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -397,6 +401,60 @@ public abstract class LockClientTck extends ContractSuite {
         () -> lock(c, name()).inspect().isEmpty())).as("nothing left on the backend").isTrue();
   }
 
+  /**
+   * Regression (issue 12 item 12): an interrupted thread's {@code acquire} and {@code tryAcquire(wait)}
+   * sent an attempt anyway, which could take the lock, give it back and use up a fencing token. Every
+   * interruptible call now checks the interrupt first, as {@code lockInterruptibly} does: it throws
+   * {@link InterruptedException}, clears the interrupt status and sends nothing.
+   */
+  @Test
+  void aPreInterruptedThreadThrowsAndSendsNothing() throws Exception {
+    LockClient a = client();
+    DistributedLock lock = lock(a, name());
+    Lease first = lock.tryAcquire().orElseThrow();
+    first.release();
+    Map<String, Callable<?>> calls = new LinkedHashMap<>();
+    calls.put("acquire()", lock::acquire);
+    calls.put("acquire(5 s)", () -> lock.acquire(Duration.ofSeconds(5)));
+    calls.put("acquire(0)", () -> lock.acquire(Duration.ZERO));
+    calls.put("tryAcquire(5 s)", () -> lock.tryAcquire(Duration.ofSeconds(5)));
+    calls.put("tryAcquire(0)", () -> lock.tryAcquire(Duration.ZERO));
+    calls.put("tryLock(5 s)", () -> lock.tryLock(5, TimeUnit.SECONDS));
+    calls.put("lockInterruptibly()", () -> {
+      lock.lockInterruptibly();
+      return null;
+    });
+    CompletableFuture<List<String>> outcome = CompletableFuture.supplyAsync(() -> {
+      List<String> wrong = new ArrayList<>();
+      calls.forEach((what, call) -> {
+        Thread.currentThread().interrupt();
+        try {
+          wrong.add(what + " returned " + call.call());
+        } catch (InterruptedException expected) {
+          if (Thread.currentThread().isInterrupted()) {
+            wrong.add(what + " left the interrupt status set");
+          }
+        } catch (Exception e) {
+          wrong.add(what + " threw " + e);
+        } finally {
+          Thread.interrupted();
+        }
+      });
+      return wrong;
+    }, command -> new Thread(command, "tck-interrupted").start());
+    assertThat(outcome.get(20, TimeUnit.SECONDS)).as("calls that did not throw InterruptedException at once")
+        .isEmpty();
+    assertThat(lock.inspect()).as("nothing held").isEmpty();
+    Lease next = lock.tryAcquire().orElseThrow();
+    if (a.capabilities().fencing() == FencingGuarantee.STRICT) {
+      assertThat(next.fencingToken()).as("no token used up by the interrupted calls")
+          .isEqualTo(first.fencingToken() + 1);
+    } else {
+      assertThat(next.fencingToken()).isGreaterThan(first.fencingToken());
+    }
+    next.release();
+  }
+
   // ------------------------------------------------------------------ async view
 
   @Test
@@ -466,6 +524,33 @@ public abstract class LockClientTck extends ContractSuite {
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(lock::newCondition).isInstanceOf(UnsupportedOperationException.class);
     assertThatThrownBy(() -> a.inspect(" ")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  /**
+   * Regression (issue 12 item 11): names with an unpaired UTF-16 surrogate (no UTF-8 form) are refused;
+   * Redis used to store "job-" + U+D800, "job-" + U+DBFF and "job-?" under one key. A character outside
+   * the Basic Multilingual Plane is a valid name character and counts once toward the length limit.
+   */
+  @Test
+  void namesWithUnpairedSurrogatesAreRejectedAndLengthCountsCodePoints() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    for (String bad : List.of(name() + "-\uD800", name() + "-\uDBFF", "\uDC00" + name())) {
+      assertThatThrownBy(() -> lock(a, bad)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("surrogate");
+    }
+    String grinning = "\uD83D\uDE00";
+    try (Lease question = lock(a, name() + "-?").tryAcquire().orElseThrow();
+        Lease emoji = lock(b, name() + "-" + grinning).tryAcquire().orElseThrow()) {
+      assertThat(question.fencingToken()).isPositive();
+      assertThat(emoji.lockName()).isEqualTo(name() + "-" + grinning);
+    }
+    int max = a.options().maxNameLength();
+    try (Lease longest = lock(a, grinning.repeat(max)).tryAcquire().orElseThrow()) {
+      assertThat(longest.lockName()).hasSize(2 * max);
+    }
+    assertThatThrownBy(() -> lock(a, grinning.repeat(max + 1))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(String.valueOf(max));
   }
 
   @Test

@@ -232,6 +232,40 @@ public abstract class WriteLockTck extends LockClientTck {
     next.release();
   }
 
+  /**
+   * Regression (issue 12 item 7): {@code read.lock()} under a write hold took the read side as the
+   * writer's owner without checking that it was a downgrade, so after another writer came and went it
+   * was granted as a fresh read with that writer's token.
+   */
+  @Test
+  void aLockViewDowngradeAfterAnotherWriterFails() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    LockOptions longLease = LockOptions.watched(Duration.ofSeconds(30));
+    DistributedLock write = rw(a, longLease).writeLock();
+    DistributedLock read = rw(a, longLease).readLock();
+    write.lock();
+    Lease writeHold = write.currentThreadLease().orElseThrow();
+    // an operator removes the hold; the holder does not know yet (its next renewal is seconds away)
+    assertThat(rw(b).writeLock().forceUnlock()).isTrue();
+    Lease other = rw(b).writeLock().acquire(Duration.ofSeconds(5));
+    other.release();
+    assertThat(writeHold.state()).isEqualTo(LeaseState.HELD);
+
+    assertThatThrownBy(read::lock).isInstanceOf(LeaseLostException.class);
+    assertThat(read.isHeldByCurrentThread()).isFalse();
+    assertThat(writeHold.state()).isEqualTo(LeaseState.LOST);
+    assertThatThrownBy(read::tryLock).as("a lost write hold has nothing to downgrade")
+        .isInstanceOf(LeaseLostException.class);
+    assertThatThrownBy(write::unlock).isInstanceOf(LeaseLostException.class);
+    assertThat(write.isHeldByCurrentThread()).isFalse();
+    // nothing is left held: the read taken for the downgrade was given back
+    assertThat(eventually(Duration.ofSeconds(5), () -> rw(b).readLock().inspect().isEmpty())).isTrue();
+    Lease next = rw(b).writeLock().acquire(Duration.ofSeconds(5));
+    assertThat(next.fencingToken()).isGreaterThan(other.fencingToken());
+    next.release();
+  }
+
   @Test
   void downgradeInTheLockViewKeepsTheReadHold() throws Exception {
     LockClient a = client();
