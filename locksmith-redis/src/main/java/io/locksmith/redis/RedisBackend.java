@@ -58,8 +58,9 @@ import org.slf4j.LoggerFactory;
  * Redis (one master) through Lettuce. One multiplexed command connection carries every operation
  * (Lettuce pipelines concurrent callers on it); one pub/sub connection listens on this client's single
  * wake-up channel. The one exception: with replica acknowledgement on, fresh acquisitions run on
- * connections of their own ({@link ReplicaAckLanes}), because their {@code WAIT} blocks its connection. Every operation is one {@code EVALSHA} of a preloaded script, falling back to {@code
- * EVAL} (which reloads it) if the server lost its script cache.
+ * connections of their own ({@link ReplicaAckLanes}), because their {@code WAIT} blocks its connection.
+ * Every operation is one {@code EVALSHA} of a preloaded script, falling back to {@code EVAL} (which
+ * reloads it) if the server lost its script cache.
  *
  * <p>With a Sentinel URI, Lettuce resolves the master address through the sentinels on every connect
  * and on every reconnect of either connection ({@code RedisClient#getSocketAddress} is deferred and
