@@ -57,8 +57,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Redis (one master) through Lettuce. One multiplexed command connection carries every operation
  * (Lettuce pipelines concurrent callers on it); one pub/sub connection listens on this client's single
- * wake-up channel. Every operation is one {@code EVALSHA} of a preloaded script, falling back to {@code
- * EVAL} (which reloads it) if the server lost its script cache.
+ * wake-up channel. The one exception: with replica acknowledgement on, fresh acquisitions run on
+ * connections of their own ({@link ReplicaAckLanes}), because their {@code WAIT} blocks its connection.
+ * Every operation is one {@code EVALSHA} of a preloaded script, falling back to {@code EVAL} (which
+ * reloads it) if the server lost its script cache.
  *
  * <p>With a Sentinel URI, Lettuce resolves the master address through the sentinels on every connect
  * and on every reconnect of either connection ({@code RedisClient#getSocketAddress} is deferred and
@@ -121,6 +123,8 @@ final class RedisBackend implements LockBackend {
   private boolean replicaAcksRequired;
   /** TLS settings for a {@code rediss} URI (trust, client certificate), or null for plain text. */
   private RedisTls tls;
+  /** Connections reserved for acknowledged grants; null unless replica acknowledgement is on. */
+  private volatile ReplicaAckLanes lanes;
   /** Shared resources owned by someone else (Redlock), or null to create and own them. */
   private final ClientResources sharedResources;
   private ClientResources resources;
@@ -147,6 +151,8 @@ final class RedisBackend implements LockBackend {
   private volatile long lastMasterCheck;
   /** Semaphore operations per declared permit count: one object per count, so renewals batch. */
   private final Map<Integer, RedisSemaphore> semaphores = new ConcurrentHashMap<>();
+  /** The eviction policy each node reported when connected (node address to policy); see {@link #connect}. */
+  private final Map<String, String> evictionPolicies = new ConcurrentHashMap<>();
   /** Both sides of the read-write lock, over this backend's connections. */
   private final RedisReadWriteOps readWrite = new RedisReadWriteOps(this);
 
@@ -243,6 +249,9 @@ final class RedisBackend implements LockBackend {
       // Lettuce connects to every node, for commands, pub/sub and topology, with the first seed's settings
       clusterSeeds.forEach(seed -> seed.setClientName(name));
       cluster = new RedisClusterConnections(clusterSeeds, commandTimeout, resources, ssl);
+      if (replicaAcks > 0) {
+        lanes = new ReplicaAckLanes(cluster::openLane, resources, commandTimeout, description());
+      }
       connecting.set(true);
       return diagnoseTimeout(connect());
     }
@@ -272,6 +281,9 @@ final class RedisBackend implements LockBackend {
           connectedTo.remove(c);
         }
       });
+    }
+    if (replicaAcks > 0) {
+      lanes = new ReplicaAckLanes(this::openLane, resources, commandTimeout, description());
     }
     connecting.set(true);
     return diagnoseTimeout(connect());
@@ -325,6 +337,62 @@ final class RedisBackend implements LockBackend {
     }
   }
 
+  /**
+   * Opens a connection for acknowledged grants (see {@link ReplicaAckLanes}) to the node the shared command
+   * connection is on. Through Sentinel that is the address the shared connection reports, not a fresh
+   * lookup: a grant must land where this client's renewals and releases go, or it would be made on a newly
+   * promoted master while they still time out on the old one. When the shared pair moves, the lanes are
+   * retired ({@link #connect}) and new ones follow it. Scripts need no loading: the script cache is the
+   * server's.
+   */
+  private CompletableFuture<ReplicaAckLanes.Lane> openLane() {
+    RedisClient c = client;
+    if (c == null || closed) {
+      return CompletableFuture.failedFuture(new BackendUnavailableException("client of " + description()
+          + " is closed"));
+    }
+    RedisURI target = uri;
+    if (RedisLockClient.isSentinel(uri)) {
+      StatefulRedisConnection<String, String> shared = connection;
+      SocketAddress at = shared == null ? null : connectedTo.get(shared);
+      if (!(at instanceof InetSocketAddress master)) {
+        return CompletableFuture.failedFuture(new BackendUnavailableException("Redis " + description()
+            + " is not connected"));
+      }
+      RedisURI.Builder direct = RedisURI.Builder.redis(master.getHostString(), master.getPort()).withSsl(uri)
+          .withAuthentication(uri).withDatabase(uri.getDatabase()).withTimeout(commandTimeout);
+      if (uri.getClientName() != null) {
+        direct.withClientName(uri.getClientName());
+      }
+      target = direct.build();
+    }
+    // a node that cannot be connected to (e.g. it hangs) may be a master the sentinels have replaced; the
+    // shared connection, perhaps idle, would not find out by itself
+    return c.connectAsync(StringCodec.UTF8, target).toCompletableFuture().whenComplete((conn, f) -> {
+      if (f != null) {
+        checkMasterSoon();
+      }
+    }).thenApply(conn -> {
+      conn.setTimeout(commandTimeout);
+      return new ReplicaAckLanes.Lane() {
+        @Override
+        public RedisClusterAsyncCommands<String, String> commands() {
+          return conn.async();
+        }
+
+        @Override
+        public CompletableFuture<Long> waitForReplicas(String key, int replicas, long timeoutMillis) {
+          return conn.async().waitForReplication(replicas, timeoutMillis).toCompletableFuture();
+        }
+
+        @Override
+        public void close() {
+          conn.closeAsync();
+        }
+      };
+    });
+  }
+
   /** One attempt: command connection, scripts, pub/sub subscription; publishes them only if all work. */
   private CompletableFuture<Void> connect() {
     lastAttempt = System.nanoTime();
@@ -357,6 +425,15 @@ final class RedisBackend implements LockBackend {
               return sha;
             }));
           }
+          // pipelined with the script loads, so it costs no round trip; never fails the connect
+          SocketAddress at = connectedTo.get(conn);
+          String node = at != null ? hostPort(at) : RedisLockClient.describe(uri);
+          loads.add(EvictionPolicyCheck.check(conn.async(), node).thenApply(policy -> {
+            if (policy != null) {
+              evictionPolicies.put(node, policy);
+            }
+            return policy;
+          }));
           return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]))
               .thenCompose(v -> client.connectPubSubAsync(StringCodec.UTF8, uri).toCompletableFuture())
               .thenCompose(ps -> {
@@ -374,6 +451,11 @@ final class RedisBackend implements LockBackend {
                   if (replaced != null) {
                     replaced.closeAsync();
                     replacedPubsub.closeAsync();
+                    // and acknowledged grants must not go on to the old node either
+                    ReplicaAckLanes l = lanes;
+                    if (l != null) {
+                      l.retireAll();
+                    }
                   }
                 });
               });
@@ -538,17 +620,27 @@ final class RedisBackend implements LockBackend {
    */
   <T> CompletionStage<T> run(RedisScript script, ScriptOutputType type, String what,
       String[] scriptKeys, String... args) {
+    return run(null, script, type, what, scriptKeys, args);
+  }
+
+  /**
+   * As {@link #run(RedisScript, ScriptOutputType, String, String[], String...)}, on the given connection.
+   *
+   * @param on the connection's commands, or null for the shared command connection
+   */
+  <T> CompletableFuture<T> run(RedisClusterAsyncCommands<String, String> on, RedisScript script,
+      ScriptOutputType type, String what, String[] scriptKeys, String... args) {
     CompletableFuture<T> out = new CompletableFuture<>();
-    send(script, type, what, scriptKeys, args, out, System.nanoTime() + commandTimeout.toNanos(), 0);
+    send(on, script, type, what, scriptKeys, args, out, System.nanoTime() + commandTimeout.toNanos(), 0);
     return out;
   }
 
-  private <T> void send(RedisScript script, ScriptOutputType type, String what, String[] scriptKeys,
-      String[] args, CompletableFuture<T> out, long retryDeadline, int attempt) {
+  private <T> void send(RedisClusterAsyncCommands<String, String> on, RedisScript script, ScriptOutputType type,
+      String what, String[] scriptKeys, String[] args, CompletableFuture<T> out, long retryDeadline, int attempt) {
     RedisFuture<T> first;
     RedisClusterAsyncCommands<String, String> commands;
     try {
-      commands = commands(what);
+      commands = on != null ? on : commands(what);
       first = commands.evalsha(script.sha, type, scriptKeys, args);
     } catch (RuntimeException e) {
       out.completeExceptionally(RedisExceptions.translate(e, what));
@@ -564,17 +656,18 @@ final class RedisBackend implements LockBackend {
           if (f == null) {
             out.complete(v);
           } else {
-            failed(script, type, what, scriptKeys, args, out, retryDeadline, attempt, f);
+            failed(on, script, type, what, scriptKeys, args, out, retryDeadline, attempt, f);
           }
         });
       } else {
-        failed(script, type, what, scriptKeys, args, out, retryDeadline, attempt, failure);
+        failed(on, script, type, what, scriptKeys, args, out, retryDeadline, attempt, failure);
       }
     });
   }
 
-  private <T> void failed(RedisScript script, ScriptOutputType type, String what, String[] scriptKeys,
-      String[] args, CompletableFuture<T> out, long retryDeadline, int attempt, Throwable failure) {
+  private <T> void failed(RedisClusterAsyncCommands<String, String> on, RedisScript script, ScriptOutputType type,
+      String what, String[] scriptKeys, String[] args, CompletableFuture<T> out, long retryDeadline, int attempt,
+      Throwable failure) {
     long delayMillis = Math.min(100, 5L << Math.min(attempt, 5));
     ClientResources r = resources;
     if (cluster != null && !closed && r != null && RedisExceptions.isTryAgain(failure)
@@ -587,7 +680,7 @@ final class RedisBackend implements LockBackend {
                   + commandTimeout.toMillis() + " ms")), retryDeadline - System.nanoTime(), TimeUnit.NANOSECONDS);
           out.whenComplete((v, f) -> guard.cancel(false));
         }
-        r.eventExecutorGroup().schedule(() -> send(script, type, what, scriptKeys, args, out, retryDeadline,
+        r.eventExecutorGroup().schedule(() -> send(on, script, type, what, scriptKeys, args, out, retryDeadline,
             attempt + 1), delayMillis, TimeUnit.MILLISECONDS);
         return;
       } catch (RuntimeException e) { // shutting down
@@ -606,7 +699,14 @@ final class RedisBackend implements LockBackend {
    * there. A master that is merely slow keeps its connections: its address has not changed.
    */
   private void checkMasterAfter(Throwable failure) {
-    if (closed || !RedisLockClient.isSentinel(uri) || !RedisExceptions.mayBeStaleMaster(failure)) {
+    if (RedisExceptions.mayBeStaleMaster(failure)) {
+      checkMasterSoon();
+    }
+  }
+
+  /** Sentinel only: asks the sentinels whether the master moved, at most once a second; see above. */
+  private void checkMasterSoon() {
+    if (closed || !RedisLockClient.isSentinel(uri)) {
       return;
     }
     long now = System.nanoTime();
@@ -676,9 +776,8 @@ final class RedisBackend implements LockBackend {
   @Override
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
       AcquireMode mode, String waiterId) {
-    CompletionStage<AcquireReply> reply =
-        acquireRaw(name, owner, leaseMillis, mode, waiterId).thenApply(RedisBackend::toAcquireReply);
-    return confirmGrant(this, keys.lock(name), name, owner, mode, trackWaiter(name, waiterId, reply));
+    return runAcquire(this, RedisScript.ACQUIRE, acquireCall(name, owner, leaseMillis, mode, waiterId), name, owner,
+        mode, waiterId);
   }
 
   /**
@@ -699,6 +798,14 @@ final class RedisBackend implements LockBackend {
     });
   }
 
+  /**
+   * @return the {@code maxmemory-policy} of each node this client connected to that would say (address to
+   *     policy); see {@link EvictionPolicyCheck}
+   */
+  Map<String, String> evictionPolicies() {
+    return cluster != null ? cluster.evictionPolicies() : Map.copyOf(evictionPolicies);
+  }
+
   /** @return how many waiters of this client are registered on the server, as far as it knows */
   int registeredWaiterCount() {
     return registeredWaiters.size();
@@ -710,19 +817,57 @@ final class RedisBackend implements LockBackend {
   }
 
   /**
-   * With replica acknowledgement configured, has a fresh grant of any lock kind confirmed by the replicas
-   * (see {@link #replicaAcknowledgement}); otherwise returns {@code reply} as it is.
+   * Runs the acquire script of any lock kind and, with replica acknowledgement configured, has a fresh grant
+   * confirmed by the replicas (see {@link #replicaAcknowledgement}). Without it, or for a re-entry (the
+   * grant was confirmed when it was made), the script goes on the shared command connection.
    *
-   * @param ops the lock kind's operations, whose {@code release} gives the grant back
-   * @param key a key of the lock (its slot's master carried the grant)
+   * <p>With it, the script and its {@code WAIT} go on a connection of their own, borrowed from
+   * {@link ReplicaAckLanes} for this one acquisition: {@code WAIT} counts the replicas that have that
+   * connection's writes, so it covers the grant, and while it blocks that connection nothing else of this
+   * client is queued behind it. Renewals, releases, re-entries and every other command stay on the shared
+   * connection. A refused attempt gives the lane back at once.
+   *
+   * @param ops the lock kind's operations, whose {@code release} gives a grant back
+   * @param call the script's keys and arguments; its first key names the lock's slot on a Cluster
+   * @return the reply; a waiter the refusal registered is tracked ({@link #trackWaiter})
    */
-  CompletionStage<AcquireReply> confirmGrant(LockOps ops, String key, String name, String owner,
-      AcquireMode mode, CompletionStage<AcquireReply> reply) {
-    if (replicaAcks == 0 || mode == AcquireMode.REENTER) {
-      return reply;
+  CompletionStage<AcquireReply> runAcquire(LockOps ops, RedisScript script, AcquireCall call, String name,
+      String owner, AcquireMode mode, String waiterId) {
+    ReplicaAckLanes l = lanes;
+    if (replicaAcks == 0 || mode == AcquireMode.REENTER || l == null) {
+      CompletionStage<List<Object>> raw = run(script, ScriptOutputType.MULTI, call.what, call.keys, call.args);
+      return trackWaiter(name, waiterId, raw.thenApply(RedisBackend::toAcquireReply));
     }
-    return reply.thenCompose(r ->
-        r.granted() ? confirmByReplicas(ops, key, name, owner, r) : CompletableFuture.completedFuture(r));
+    return l.borrow().handle((lane, f) -> {
+      if (f != null) {
+        return CompletableFuture.<AcquireReply>failedFuture(RedisExceptions.translate(f, call.what));
+      }
+      CompletableFuture<List<Object>> raw =
+          run(lane.lane().commands(), script, ScriptOutputType.MULTI, call.what, call.keys, call.args);
+      return trackWaiter(name, waiterId, raw.thenApply(RedisBackend::toAcquireReply)).handle((reply, failed) -> {
+        if (failed != null) {
+          laneFailed(l, lane, failed);
+          return CompletableFuture.<AcquireReply>failedFuture(failed);
+        }
+        if (!reply.granted()) {
+          l.giveBack(lane, true);
+          return CompletableFuture.completedFuture(reply);
+        }
+        return confirmByReplicas(l, lane, ops, call.keys[0], name, owner, reply);
+      }).thenCompose(Function.identity());
+    }).thenCompose(Function.identity());
+  }
+
+  /**
+   * A command on a lane failed: the lane is closed (it may still have the command in flight). Through
+   * Sentinel a timeout or {@code READONLY} may mean the master hangs or was demoted, which every lane shares:
+   * they are all retired, so the next grants connect to whatever master the sentinels name then.
+   */
+  private void laneFailed(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane, Throwable failure) {
+    l.giveBack(lane, false);
+    if (clusterSeeds == null && RedisLockClient.isSentinel(uri) && RedisExceptions.mayBeStaleMaster(failure)) {
+      l.retireAll();
+    }
   }
 
   /** Asks the replicas to acknowledge a fresh grant ({@code WAIT}); see {@link #replicaAcknowledgement}. */
@@ -733,32 +878,44 @@ final class RedisBackend implements LockBackend {
   }
 
   /**
-   * {@code WAIT} on the connection that carried the grant: Redis counts the replicas that have this
-   * connection's writes so far, so the grant is among them. WAIT holds that connection until enough
-   * replicas answered or the timeout passed, which delays the other commands pipelined behind it.
+   * {@code WAIT} on the lane that carried the grant, then gives the lane back. Redis counts the replicas
+   * that have this connection's writes so far, so the grant is among them. A {@code WAIT} that fails (e.g.
+   * times out on a hung server) counts as no acknowledgement.
    */
-  private CompletionStage<AcquireReply> confirmByReplicas(LockOps ops, String key, String name, String owner,
-      AcquireReply grant) {
+  private CompletionStage<AcquireReply> confirmByReplicas(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane,
+      LockOps ops, String key, String name, String owner, AcquireReply grant) {
     CompletableFuture<Long> acks;
     try {
-      // on a Cluster: on the connection to the master of the lock's slot, which carried the grant
-      acks = cluster != null
-          ? cluster.waitForReplicas(key, replicaAcks, replicaAckTimeoutMillis)
-          : commands("wait for replicas").waitForReplication(replicaAcks, replicaAckTimeoutMillis)
-              .toCompletableFuture();
+      // on a Cluster: on the lane's connection to the master of the lock's slot, which carried the grant
+      acks = lane.lane().waitForReplicas(key, replicaAcks, replicaAckTimeoutMillis);
     } catch (RuntimeException e) {
       acks = CompletableFuture.failedFuture(e);
     }
-    return acks.handle((n, f) -> n == null ? 0 : n.intValue()).thenCompose(n -> {
+    return acks.handle((n, f) -> {
+      if (f != null) {
+        log.debug("WAIT for replicas after granting '{}' failed: {}", name, f.toString());
+        laneFailed(l, lane, f);
+      } else {
+        l.giveBack(lane, true);
+      }
+      return n == null ? 0 : n.intValue();
+    }).thenCompose(n -> {
       if (n >= replicaAcks || !replicaAcksRequired) {
         return CompletableFuture.completedFuture(grant.withReplicasAcknowledged(n));
       }
-      // too few copies: give the grant back (and wait for that, so the next attempt cannot be undone)
+      // too few copies: give the grant back on the shared connection (and wait for that, so the next
+      // attempt cannot be undone)
       return ops.release(name, owner, true).handle((v, f) -> v).thenCompose(v -> CompletableFuture.failedFuture(
           new BackendUnavailableException("lock '" + name + "' was granted by " + description() + " but only "
               + n + " of " + replicaAcks + " required replicas confirmed it within " + replicaAckTimeoutMillis
               + " ms; the grant was released")));
     });
+  }
+
+  /** @return connections open or opening for acknowledged grants (for tests) */
+  int replicaAckConnections() {
+    ReplicaAckLanes l = lanes;
+    return l == null ? 0 : l.openLanes();
   }
 
   /**
@@ -961,6 +1118,10 @@ final class RedisBackend implements LockBackend {
     closed = true;
     connectedTo.clear();
     commands = null;
+    ReplicaAckLanes l = lanes;
+    if (l != null) {
+      l.close();
+    }
     if (cluster != null) {
       cluster.close();
     }

@@ -20,8 +20,10 @@ import io.locksmith.BackendUnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,8 +41,9 @@ import org.slf4j.LoggerFactory;
  * the slot map (round robin) and subscribes again.
  *
  * <p><b>Replica acknowledgement.</b> {@code WAIT} counts the replicas that have the writes of <em>the
- * connection it is sent on</em>, so {@link #waitForReplicas} sends it on the very node connection that
- * Lettuce routes the key's slot to: the one that carried the grant.
+ * connection it is sent on</em>, and blocks that connection while it waits. So an acknowledged grant runs
+ * on a cluster connection of its own ({@link #openLane}, lent by {@link ReplicaAckLanes}), and its {@code
+ * WAIT} goes on that lane's node connection to the slot's master: the one that carried the grant.
  *
  * <p>Thread-safe after {@link #connect}; every call is bounded by the command timeout.
  */
@@ -58,6 +61,7 @@ final class RedisClusterConnections {
   private final RedisClusterClient client;
   private volatile StatefulRedisClusterConnection<String, String> connection;
   private volatile StatefulRedisClusterPubSubConnection<String, String> pubsub;
+  private final Map<String, String> evictionPolicies = new ConcurrentHashMap<>();
 
   /**
    * @param seeds nodes to learn the slot map from; any one that answers is enough
@@ -128,6 +132,7 @@ final class RedisClusterConnections {
           return null;
         }));
       }
+      checkEvictionPolicies(conn, loads);
       return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]))
           .thenCompose(v -> client.connectPubSubAsync(StringCodec.UTF8))
           .thenCompose(ps -> {
@@ -155,17 +160,84 @@ final class RedisClusterConnections {
   }
 
   /**
-   * {@code WAIT replicas timeoutMillis} on the connection to the master that owns {@code key}'s slot in
-   * the client's slot map: the connection Lettuce routed the grant on, so the count covers the grant.
+   * Asks every master of the slot map for its eviction policy ({@link EvictionPolicyCheck}), in parallel with
+   * the script loads; each check ends within the command timeout (plus connecting to the node) and never
+   * fails. Replicas are not asked: configure them alike, a failover promotes one.
+   */
+  private void checkEvictionPolicies(StatefulRedisClusterConnection<String, String> conn,
+      List<CompletableFuture<Void>> pending) {
+    for (RedisClusterNode node : conn.getPartitions()) {
+      RedisURI at = node.getUri();
+      if (at == null || !node.getRole().isUpstream()) {
+        continue;
+      }
+      String name = (at.getHost().indexOf(':') >= 0 ? "[" + at.getHost() + "]" : at.getHost()) + ":" + at.getPort();
+      CompletableFuture<String> check;
+      try {
+        check = conn.getConnectionAsync(at.getHost(), at.getPort(), ConnectionIntent.WRITE)
+            .thenCompose(c -> EvictionPolicyCheck.check(c.async(), name));
+      } catch (RuntimeException e) {
+        check = CompletableFuture.failedFuture(e);
+      }
+      pending.add(check.handle((policy, f) -> {
+        if (policy != null) {
+          evictionPolicies.put(name, policy);
+        } else if (f != null) {
+          log.info("could not read maxmemory-policy of {}: {}", name, f.toString());
+        }
+        return null;
+      }));
+    }
+  }
+
+  /** @return the {@code maxmemory-policy} each master reported at connect, by address */
+  Map<String, String> evictionPolicies() {
+    return Map.copyOf(evictionPolicies);
+  }
+
+  /**
+   * Opens a lane for acknowledged grants ({@link ReplicaAckLanes}): a cluster connection of its own, which
+   * routes the grant's script by slot like the shared one and opens its node connections when first used.
+   * Its {@code WAIT} goes to this lane's connection to the master of the key's slot: the one that carried
+   * the grant.
+   */
+  CompletableFuture<ReplicaAckLanes.Lane> openLane() {
+    CompletableFuture<StatefulRedisClusterConnection<String, String>> opening;
+    try {
+      opening = client.connectAsync(StringCodec.UTF8);
+    } catch (RuntimeException e) {
+      opening = CompletableFuture.failedFuture(e);
+    }
+    return opening.thenApply(conn -> {
+      conn.setTimeout(commandTimeout);
+      return new ReplicaAckLanes.Lane() {
+        @Override
+        public RedisClusterAsyncCommands<String, String> commands() {
+          return conn.async();
+        }
+
+        @Override
+        public CompletableFuture<Long> waitForReplicas(String key, int replicas, long timeoutMillis) {
+          return RedisClusterConnections.this.waitForReplicas(conn, key, replicas, timeoutMillis);
+        }
+
+        @Override
+        public void close() {
+          conn.closeAsync();
+        }
+      };
+    });
+  }
+
+  /**
+   * {@code WAIT replicas timeoutMillis} on {@code c}'s connection to the master that owns {@code key}'s slot
+   * in the slot map: the node connection Lettuce routed the grant on, so the count covers the grant.
    *
    * @return the number of replicas that acknowledged; exceptionally if the slot has no known master or
    *     the node cannot be reached
    */
-  CompletableFuture<Long> waitForReplicas(String key, int replicas, long timeoutMillis) {
-    StatefulRedisClusterConnection<String, String> c = connection;
-    if (c == null) {
-      return CompletableFuture.failedFuture(new BackendUnavailableException(description() + " is not connected"));
-    }
+  private CompletableFuture<Long> waitForReplicas(StatefulRedisClusterConnection<String, String> c, String key,
+      int replicas, long timeoutMillis) {
     int slot = SlotHash.getSlot(key);
     RedisClusterNode master = c.getPartitions().getMasterBySlot(slot);
     if (master == null || master.getUri() == null) {

@@ -69,13 +69,12 @@ final class RedisFairLock implements LockOps {
   @Override
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
       AcquireMode mode, String waiterId) {
-    CompletionStage<List<Object>> reply = backend.run(RedisScript.FAIR_ACQUIRE, ScriptOutputType.MULTI,
-        "acquire fair lock '" + name + "'", keys(name, true),
-        owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
-        waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
-        Long.toString(fenceRetentionMillis), Long.toString(queueTimeoutMillis));
-    return backend.confirmGrant(this, backend.keys().fairLock(name), name, owner, mode,
-        backend.trackWaiter(name, waiterId, reply.thenApply(RedisBackend::toAcquireReply)));
+    return backend.runAcquire(this, RedisScript.FAIR_ACQUIRE, new RedisBackend.AcquireCall(
+        "acquire fair lock '" + name + "'", keys(name, true), new String[] {
+            owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
+            waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
+            Long.toString(fenceRetentionMillis), Long.toString(queueTimeoutMillis)}),
+        name, owner, mode, waiterId);
   }
 
   @Override

@@ -293,8 +293,16 @@ public final class RedisLockClient extends ForwardingLockClient {
      * ({@code WAIT}), for at most {@code timeout}. This narrows the window in which a failover to a
      * replica loses the grant; it does not close it (a replica that did not confirm can still be
      * promoted, and a grant is lost if every confirming replica fails with the master). The count is
-     * on {@link io.locksmith.Lease#replicasAcknowledged()}. WAIT holds the client's shared connection
-     * while it waits, so other commands queue behind it when replicas lag.
+     * on {@link io.locksmith.Lease#replicasAcknowledged()}.
+     *
+     * <p>Because WAIT blocks the connection it is sent on, each fresh acquisition runs its script and its
+     * WAIT on a connection of its own, borrowed from a small pool (at most 8 per client, opened when first
+     * needed; on a Cluster each is a cluster connection); renewals, releases, re-entries and everything
+     * else stay on the shared connection and never wait behind a WAIT. When all 8 are busy (replicas
+     * lagging under many concurrent acquisitions) an acquisition waits up to the command timeout for one,
+     * then fails with {@link io.locksmith.BackendUnavailableException}. So an acquisition attempt can take
+     * up to about three command timeouts (a connection, the script, the WAIT), plus one for giving the
+     * grant back under {@link ReplicaAckPolicy#REQUIRE}.
      *
      * @param replicas how many replicas must confirm, at least 1
      * @param timeout longest wait, shorter than the command timeout

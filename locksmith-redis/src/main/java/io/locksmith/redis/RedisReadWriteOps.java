@@ -78,14 +78,14 @@ final class RedisReadWriteOps {
       String modeArg = mode == AcquireMode.REENTER ? "r" : "n";
       String waiter = waiterId == null ? "" : waiterId;
       String recheck = Long.toString(backend.waiterRecheckMillis());
-      CompletionStage<List<Object>> reply = writer
-          ? backend.run(RedisScript.RW_ACQUIRE_WRITE, ScriptOutputType.MULTI, what("acquire", name), keys,
-              owner, Long.toString(leaseMillis), modeArg, waiter, recheck,
-              Long.toString(backend.fenceRetentionMillis()))
-          : backend.run(RedisScript.RW_ACQUIRE_READ, ScriptOutputType.MULTI, what("acquire", name), keys,
-              owner, Long.toString(leaseMillis), modeArg, waiter, recheck, backend.channelPrefix(), name);
-      return backend.confirmGrant(this, keys[WRITER], name, owner, mode,
-          backend.trackWaiter(name, waiterId, reply.thenApply(RedisBackend::toAcquireReply)));
+      // the first key (the writer hash) names the lock's slot for a replica acknowledgement
+      return writer
+          ? backend.runAcquire(this, RedisScript.RW_ACQUIRE_WRITE, new RedisBackend.AcquireCall(
+              what("acquire", name), keys, new String[] {owner, Long.toString(leaseMillis), modeArg, waiter,
+                  recheck, Long.toString(backend.fenceRetentionMillis())}), name, owner, mode, waiterId)
+          : backend.runAcquire(this, RedisScript.RW_ACQUIRE_READ, new RedisBackend.AcquireCall(
+              what("acquire", name), keys, new String[] {owner, Long.toString(leaseMillis), modeArg, waiter,
+                  recheck, backend.channelPrefix(), name}), name, owner, mode, waiterId);
     }
 
     @Override

@@ -62,15 +62,14 @@ final class RedisSemaphore implements SemaphoreOps {
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
       AcquireMode mode, String waiterId) {
     String sem = backend.keys().semaphore(name);
-    CompletionStage<List<Object>> reply = backend.run(RedisScript.SEM_ACQUIRE, ScriptOutputType.MULTI,
+    return backend.runAcquire(this, RedisScript.SEM_ACQUIRE, new RedisBackend.AcquireCall(
         "acquire a permit of semaphore '" + name + "'",
         new String[] {sem, RedisKeys.semaphoreHolders(sem), RedisKeys.semaphoreTokens(sem),
             RedisKeys.waiters(sem), RedisKeys.fence(sem)},
-        owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
-        waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
-        Long.toString(fenceRetentionMillis), Integer.toString(declaredPermits));
-    return backend.confirmGrant(this, sem, name, owner, mode,
-        backend.trackWaiter(name, waiterId, reply.thenApply(RedisBackend::toAcquireReply)));
+        new String[] {owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
+            waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
+            Long.toString(fenceRetentionMillis), Integer.toString(declaredPermits)}),
+        name, owner, mode, waiterId);
   }
 
   /** Returns the owner's permit; {@code all} makes no difference, a permit has one hold. */

@@ -1,0 +1,136 @@
+package io.locksmith.redis;
+
+import static io.locksmith.redis.RedisReplicaAckIsolationTest.COMMAND_TIMEOUT;
+import static io.locksmith.redis.RedisReplicaAckIsolationTest.HELD_LEASE;
+import static io.locksmith.redis.RedisReplicaAckIsolationTest.RUN;
+import static io.locksmith.redis.RedisReplicaAckIsolationTest.THREADS;
+import static io.locksmith.redis.RedisReplicaAckIsolationTest.WAIT_TIMEOUT;
+import static io.locksmith.tck.Eventually.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.BackendUnavailableException;
+import io.locksmith.Lease;
+import io.locksmith.testkit.RedisServer;
+import io.locksmith.testkit.RedisSentinelGroup;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Replica acknowledgement through Sentinel: the grants' own connections ({@link ReplicaAckLanes}) stall
+ * nothing while replication is frozen, and follow the master when it hangs and the sentinels promote a
+ * replica. Its own group, because one case fails the master over.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class RedisSentinelReplicaAckTest {
+  private static final Duration FAILOVER_WAIT = Duration.ofSeconds(40);
+  private static final Duration REACQUIRE_SLACK = Duration.ofSeconds(5);
+
+  private static RedisSentinelGroup group;
+
+  @BeforeAll
+  static void startGroup() {
+    group = RedisSentinelGroup.builder().replicas(2).start();
+  }
+
+  @AfterAll
+  static void stopGroup() {
+    if (group != null) {
+      group.close();
+    }
+  }
+
+  @BeforeEach
+  void replicasInSync() {
+    group.thawReplication();
+    group.awaitReplication(Duration.ofSeconds(30));
+  }
+
+  private static RedisLockClient client(Duration commandTimeout) {
+    return RedisLockClient.builder().uri(group.sentinelUri()).commandTimeout(commandTimeout)
+        .replicaAcknowledgement(1, WAIT_TIMEOUT, ReplicaAckPolicy.REPORT).build();
+  }
+
+  private static String key(String name) {
+    return new RedisKeys("locksmith").lock(name);
+  }
+
+  @Test
+  void withReplicationFrozenAcknowledgedGrantsStallNoRenewalOrOtherCommand() throws Exception {
+    try (RedisLockClient locks = client(COMMAND_TIMEOUT)) {
+      Lease held = locks.lock("held", HELD_LEASE).acquire(Duration.ofSeconds(5));
+      assertThat(held.replicasAcknowledged().orElse(0)).isGreaterThanOrEqualTo(1);
+      LeaseHistory history = LeaseHistory.of(held);
+      group.freezeReplication();
+      try {
+        RedisReplicaAckIsolationTest.Counts counts = RedisReplicaAckIsolationTest.load(locks, "sentinel-");
+        System.out.printf("[replica-ack] Sentinel, replication frozen, WAIT %d ms, command timeout %d ms,"
+            + " %d threads, %d s: %s; held lease %s%n", WAIT_TIMEOUT.toMillis(), COMMAND_TIMEOUT.toMillis(),
+            THREADS, RUN.toSeconds(), counts, history);
+        assertThat(counts.failures).as("operations that failed").isEmpty();
+        assertThat(counts.granted.get()).isGreaterThanOrEqualTo(THREADS * 2);
+        assertThat(history.toString()).as("the held lease's states").isEqualTo("HELD");
+        assertThat(held.release()).isTrue();
+      } finally {
+        group.thawReplication();
+      }
+    }
+  }
+
+  @Test
+  void acknowledgedGrantsFollowTheMasterWhenItHangs() throws Exception {
+    try (RedisLockClient locks = client(Duration.ofSeconds(1))) {
+      Lease before = locks.lock("before-hang").acquire(Duration.ofSeconds(5));
+      assertThat(before.replicasAcknowledged().orElse(0)).isGreaterThanOrEqualTo(1);
+      assertThat(before.release()).isTrue();
+      assertThat(locks.backend.replicaAckConnections()).as("a connection for acknowledged grants is open")
+          .isPositive();
+      RedisServer hung = group.master();
+
+      long hungAt = System.nanoTime();
+      hung.pause(); // SIGSTOP: every connection to it stays open, nothing answers
+      try {
+        CompletableFuture<Long> failoverNanos = CompletableFuture.supplyAsync(() -> {
+          group.awaitFailover(FAILOVER_WAIT);
+          return System.nanoTime() - hungAt;
+        });
+        AtomicInteger attempts = new AtomicInteger();
+        AtomicReference<Lease> first = new AtomicReference<>();
+        boolean acquired = eventually(FAILOVER_WAIT.plus(REACQUIRE_SLACK), () -> {
+          try {
+            Optional<Lease> lease = locks.lock("after-hang-" + attempts.incrementAndGet()).tryAcquire();
+            lease.ifPresent(first::set);
+            return lease.isPresent();
+          } catch (BackendUnavailableException e) {
+            return false;
+          }
+        });
+        long reacquireMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - hungAt);
+        long failoverMillis = TimeUnit.NANOSECONDS.toMillis(failoverNanos.get(60, TimeUnit.SECONDS));
+        RedisServer promoted = group.master();
+        System.out.printf("[replica-ack] Sentinel master hung: failover after %d ms, first acknowledged grant"
+            + " after %d ms (%d attempts)%n", failoverMillis, reacquireMillis, attempts.get());
+
+        assertThat(acquired).as("an acknowledged grant after the master hung").isTrue();
+        assertThat(reacquireMillis).as("hang -> acknowledged grant (ms) vs failover %d ms + %d ms", failoverMillis,
+            REACQUIRE_SLACK.toMillis()).isLessThan(failoverMillis + REACQUIRE_SLACK.toMillis());
+        assertThat(promoted).isNotSameAs(hung);
+        assertThat(promoted.command("EXISTS", key(first.get().lockName())))
+            .as("the grant was made on the promoted replica").isEqualTo("1");
+        assertThat(first.get().replicasAcknowledged()).isPresent();
+        assertThat(first.get().release()).isTrue();
+        assertThat(locks.backend.replicaAckConnections()).isBetween(1, ReplicaAckLanes.MAX_LANES);
+      } finally {
+        hung.resume(); // Sentinel then turns it into a replica of the new master
+      }
+    }
+  }
+}
