@@ -138,7 +138,9 @@ final class Db {
     int attempt = 0;
     while (true) {
       attempt++;
+      Connection used = null;
       try (Connection c = dataSource.getConnection()) {
+        used = c;
         if (abandoned != null && abandoned.isDone()) {
           throw new BackendUnavailableException("abandoned: " + what); // timed out while borrowing
         }
@@ -157,6 +159,9 @@ final class Db {
         }
       } catch (SQLException e) {
         Kind kind = classify(e);
+        if (kind == Kind.OTHER && used != null && isBroken(used)) {
+          kind = Kind.UNAVAILABLE; // e.g. a pool's "Connection is closed": the link, not the statement
+        }
         long left = deadline - System.nanoTime();
         if (kind == Kind.RETRY && left > TimeUnit.MILLISECONDS.toNanos(2)
             && (abandoned == null || !abandoned.isDone())) {
@@ -192,6 +197,14 @@ final class Db {
     return ps;
   }
 
+  private static boolean isBroken(Connection c) {
+    try {
+      return c.isClosed() || !c.isValid(1);
+    } catch (SQLException e) {
+      return true;
+    }
+  }
+
   enum Kind { UNAVAILABLE, RETRY, OTHER }
 
   /** One place that knows which SQL failures mean what. */
@@ -209,6 +222,7 @@ final class Db {
         || e instanceof SQLRecoverableException || e instanceof SQLTimeoutException
         || state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03")
         || state.equals("57014") || state.equals("70100")
+        || state.isEmpty() // no SQLState: raised by the driver or the pool, not by the database
         || code == 1927 /* MariaDB connection killed */) {
       return Kind.UNAVAILABLE;
     }

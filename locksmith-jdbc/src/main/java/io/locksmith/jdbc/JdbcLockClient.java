@@ -133,6 +133,11 @@ public final class JdbcLockClient extends ForwardingLockClient {
     return dialect.ddl(checkTable(table));
   }
 
+  /** For tests in this package. */
+  JdbcBackend backend() {
+    return backend;
+  }
+
   /** @return the dialect in use (given or detected) */
   public JdbcDialect dialect() {
     return backend.settings.dialect();
