@@ -47,8 +47,8 @@ import org.slf4j.LoggerFactory;
  * Builder#purgeEvery(Duration)} only keep the table small.
  *
  * <p><b>Fencing tokens</b> come from one database sequence, drawn in the statement that grants: strictly
- * increasing across grants of a name and durable ({@link io.locksmith.FencingGuarantee#STRICT}). Admit them
- * at the protected rows (see {@code docs/fencing.md}).
+ * increasing across grants of a name and durable ({@link io.locksmith.FencingGuarantee#STRICT}). {@link
+ * JdbcFencedTable} admits them at the protected rows.
  *
  * <p><b>Waiting.</b> On PostgreSQL each client holds one connection in {@code LISTEN} on its own
  * channel; a release notifies the oldest registered waiter's client only, so one release wakes one
