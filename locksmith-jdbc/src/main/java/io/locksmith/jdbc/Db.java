@@ -100,6 +100,10 @@ final class Db {
    *     timed out; may be null
    */
   <T> CompletableFuture<T> call(String what, Work<T> work, Consumer<T> onLate) {
+    return call(what, work, null, onLate);
+  }
+
+  private <T> CompletableFuture<T> call(String what, Work<T> work, BareWork<T> bare, Consumer<T> onLate) {
     CompletableFuture<T> result = new CompletableFuture<>();
     long deadline = System.nanoTime() + timeoutNanos;
     java.util.concurrent.ScheduledFuture<?> expiry;
@@ -117,7 +121,17 @@ final class Db {
           return; // timed out in the queue: nothing was sent
         }
         try {
-          T value = runWithRetries(what, work, deadline, result);
+          T value;
+          if (bare != null) {
+            try {
+              value = bare.run();
+            } catch (SQLException e) {
+              Kind kind = classify(e);
+              throw translate(what, e, kind == Kind.RETRY ? Kind.UNAVAILABLE : kind);
+            }
+          } else {
+            value = runWithRetries(what, work, deadline, result);
+          }
           if (!result.complete(value) && onLate != null) {
             onLate.accept(value);
           }
@@ -203,6 +217,20 @@ final class Db {
     } catch (SQLException e) {
       return true;
     }
+  }
+
+  /** Blocking work that manages its own connections. */
+  @FunctionalInterface
+  interface BareWork<T> {
+    T run() throws SQLException;
+  }
+
+  /**
+   * Runs {@code work}, which borrows its own connections, on a worker within one command timeout, like
+   * {@link #call} but without borrowing a connection for it and without retries.
+   */
+  <T> CompletableFuture<T> callBare(String what, BareWork<T> work, Consumer<T> onLate) {
+    return call(what, null, work, onLate);
   }
 
   enum Kind { UNAVAILABLE, RETRY, OTHER }

@@ -91,13 +91,20 @@ public final class JdbcLockClient extends ForwardingLockClient {
   private static final Pattern TABLE = Pattern.compile("([A-Za-z_][A-Za-z0-9_]{0,40}\\.)?[A-Za-z_][A-Za-z0-9_]{0,40}");
   private static final AtomicInteger CLIENTS = new AtomicInteger();
 
+  private final JdbcBackend.Settings settings;
+  private final JdbcLockMode mode;
+  /** The lease backend, or null in the pinned-connection modes. */
   private final JdbcBackend backend;
   private final ScheduledFuture<?> purge;
 
-  private JdbcLockClient(JdbcBackend backend, ClientOptions options, Duration purgeEvery) {
-    super(new DefaultLockClient(backend, options));
-    this.backend = backend;
-    this.purge = purgeEvery == null ? null : backend.db.timer().scheduleWithFixedDelay(() -> {
+  private JdbcLockClient(io.locksmith.spi.LockBackend lockBackend, JdbcBackend.Settings settings, JdbcLockMode mode,
+      ClientOptions options, Duration purgeEvery) {
+    super(new DefaultLockClient(lockBackend, options));
+    this.settings = settings;
+    this.mode = mode;
+    this.backend = lockBackend instanceof JdbcBackend lease ? lease : null;
+    this.purge = purgeEvery == null || backend == null ? null
+        : backend.db.timer().scheduleWithFixedDelay(() -> {
       try {
         backend.purgeExpired(PURGE_GRACE).join();
       } catch (RuntimeException e) {
@@ -140,25 +147,31 @@ public final class JdbcLockClient extends ForwardingLockClient {
 
   /** @return the dialect in use (given or detected) */
   public JdbcDialect dialect() {
-    return backend.settings.dialect();
+    return settings.dialect();
   }
 
   /** @return the lock table's name */
   public String table() {
-    return backend.settings.table();
+    return settings.table();
+  }
+
+  /** @return how this client's exclusive locks are held */
+  public JdbcLockMode mode() {
+    return mode;
   }
 
   /**
    * Deletes this namespace's rows whose last lease ended more than {@link #PURGE_GRACE} ago, expired
    * permits and the registrations of waiters that died. Never needed for correctness: expired rows are
    * taken over anyway. A name's tokens keep increasing after its row was purged (they come from the
-   * sequence).
+   * sequence). In the pinned-connection modes there is nothing to purge (a lock row stays as the thing
+   * that is locked) and this returns 0.
    *
    * @return how many rows were deleted
    * @throws io.locksmith.BackendUnavailableException if the database cannot be reached in time
    */
   public int purgeExpired() {
-    return Futures.join(backend.purgeExpired(PURGE_GRACE));
+    return backend == null ? 0 : Futures.join(backend.purgeExpired(PURGE_GRACE));
   }
 
   @Override
@@ -171,7 +184,7 @@ public final class JdbcLockClient extends ForwardingLockClient {
 
   @Override
   public String toString() {
-    return "JdbcLockClient[" + dialect() + ", table=" + table() + ", id=" + clientId() + "]";
+    return "JdbcLockClient[" + dialect() + ", " + mode + ", table=" + table() + ", id=" + clientId() + "]";
   }
 
   static String checkTable(String table) {
@@ -197,8 +210,20 @@ public final class JdbcLockClient extends ForwardingLockClient {
     private Duration purgeEvery;
     private boolean createTable;
     private ClientOptions options = ClientOptions.defaults();
+    private JdbcLockMode mode = JdbcLockMode.LEASE;
 
     private Builder() {}
+
+    /**
+     * @param mode how exclusive locks are held: {@link JdbcLockMode#LEASE} (default), {@link
+     *     JdbcLockMode#ROW_LOCK} or {@link JdbcLockMode#ADVISORY} (PostgreSQL); the pinned-connection
+     *     modes offer the exclusive lock only
+     * @return this builder
+     */
+    public Builder mode(JdbcLockMode mode) {
+      this.mode = mode;
+      return this;
+    }
 
     /**
      * @param dataSource the application's data source, ideally a pool; the client borrows at most
@@ -321,8 +346,8 @@ public final class JdbcLockClient extends ForwardingLockClient {
      *
      * @return the client
      * @throws NullPointerException if the data source or a setting is null
-     * @throws IllegalArgumentException if a setting is out of its documented range, or the table name is
-     *     not valid
+     * @throws IllegalArgumentException if a setting is out of its documented range, the table name is
+     *     not valid, or {@link JdbcLockMode#ADVISORY} is asked of a database other than PostgreSQL
      * @throws BackendConfigurationException if the database is not supported, or the table, its
      *     companions or the sequence are missing or have other columns (the message shows the DDL)
      * @throws io.locksmith.BackendUnavailableException if the database cannot be reached within the
@@ -336,6 +361,7 @@ public final class JdbcLockClient extends ForwardingLockClient {
       Objects.requireNonNull(pollMin, "pollInterval min");
       Objects.requireNonNull(pollMax, "pollInterval max");
       Objects.requireNonNull(options, "options");
+      Objects.requireNonNull(mode, "mode");
       checkTable(table);
       within("commandTimeout", commandTimeout, Duration.ofMillis(1), MAX_COMMAND_TIMEOUT);
       within("waiterRecheck", waiterRecheck, Duration.ofMillis(10), Duration.ofHours(1));
@@ -355,16 +381,21 @@ public final class JdbcLockClient extends ForwardingLockClient {
       try {
         JdbcDialect d = dialect != null ? dialect
             : Futures.join(db.call("read the database metadata", c -> JdbcDialect.detect(c.getMetaData()), null));
-        if (createTable) {
+        Sql sql = new Sql(d, table);
+        // CREATE … IF NOT EXISTS still waits for a lock on an existing table (MariaDB's metadata lock,
+        // held by any open transaction on it): create only what the probes find missing
+        if (createTable && problem(db, sql) != null) {
           createTables(db, d);
         }
-        checkTables(db, new Sql(d, table));
-        JdbcBackend backend = new JdbcBackend(new JdbcBackend.Settings(dataSource,
+        checkTables(db, sql);
+        JdbcBackend.Settings settings = new JdbcBackend.Settings(dataSource,
             listenerDataSource != null ? listenerDataSource : dataSource, d, table, commandTimeout,
-            waiterRecheck, pollMin, pollMax, maxConcurrency), db);
-        JdbcLockClient client = new JdbcLockClient(backend, options, purgeEvery);
-        log.info("JDBC lock client {} started on {} (table {}, namespace '{}'{})", client.clientId(), d, table,
-            options.namespace(), options.clientName().map(n -> ", name '" + n + "'").orElse(""));
+            waiterRecheck, pollMin, pollMax, maxConcurrency);
+        io.locksmith.spi.LockBackend backend = mode == JdbcLockMode.LEASE ? new JdbcBackend(settings, db)
+            : new PinnedBackend(settings, mode, db);
+        JdbcLockClient client = new JdbcLockClient(backend, settings, mode, options, purgeEvery);
+        log.info("JDBC lock client {} started on {} (mode {}, table {}, namespace '{}'{})", client.clientId(), d,
+            mode, table, options.namespace(), options.clientName().map(n -> ", name '" + n + "'").orElse(""));
         return client;
       } catch (RuntimeException e) {
         db.close();
@@ -384,12 +415,16 @@ public final class JdbcLockClient extends ForwardingLockClient {
       }, null));
     }
 
-    private void checkTables(Db db, Sql sql) {
+    private static String problem(Db db, Sql sql) {
       List<String> probes = new ArrayList<>(List.of(sql.probeLocks(), sql.probePermits(), sql.probeSequence()));
       if (sql.dialect == JdbcDialect.POSTGRESQL) {
         probes.add(sql.probeWaiters());
       }
-      String problem = Futures.join(db.call("check the lock tables", c -> probe(c, probes), null));
+      return Futures.join(db.call("check the lock tables", c -> probe(c, probes), null));
+    }
+
+    private void checkTables(Db db, Sql sql) {
+      String problem = problem(db, sql);
       if (problem != null) {
         throw new BackendConfigurationException("the lock table '" + table + "' (or its companions) is missing or"
             + " has other columns: " + problem + ". Create it with JdbcLockClient.ddl(JdbcDialect." + sql.dialect
