@@ -45,7 +45,8 @@ class PostgresWakeupTest {
     JdbcLockClient b = client();
     assertThat(a.capabilities().waitsByNotification()).isTrue();
     String name = "wake/" + System.nanoTime();
-    for (int i = 0; i < 5; i++) {
+    List<Long> handOffs = new ArrayList<>();
+    for (int i = 0; i < 15; i++) {
       Lease held = a.lock(name, LONG).acquire();
       CompletableFuture<Lease> waiting = b.lock(name, LONG).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
       assertThat(eventually(Duration.ofSeconds(5), () -> a.inspect(name).map(info -> info.waiters() == 1)
@@ -53,10 +54,16 @@ class PostgresWakeupTest {
       long released = System.nanoTime();
       held.release();
       Lease next = waiting.get(5, TimeUnit.SECONDS);
-      assertThat(Duration.ofNanos(System.nanoTime() - released)).as("woken by the notification")
-          .isLessThan(Duration.ofSeconds(2));
+      handOffs.add(System.nanoTime() - released);
       next.release();
     }
+    handOffs.sort(null);
+    Duration median = Duration.ofNanos(handOffs.get(handOffs.size() / 2));
+    System.out.println("PostgresWakeupTest: hand-off from release to the other client's grant, median of "
+        + handOffs.size() + ": " + median.toNanos() / 1000 + " µs, max " + handOffs.get(handOffs.size() - 1) / 1000
+        + " µs");
+    // far below the one-minute re-check: the waiter was notified
+    assertThat(median).as("median hand-off").isLessThan(Duration.ofMillis(500));
   }
 
   @Test
