@@ -77,7 +77,11 @@ public final class PostgresServer implements AutoCloseable {
           .setRegisterShutdownHook(false)
           .setPGStartupWait(Duration.ofSeconds(60))
           .setServerConfig("max_connections", "300")
-          .setServerConfig("fsync", "off") // test data; a crash of the process (not of the OS) loses nothing
+          // A crash of the server process (not of the OS) loses nothing with fsync off, as long as a commit
+          // writes its WAL before it returns: zonky turns synchronous_commit off by default, which lets a
+          // kill -9 lose the last commits (sequence values included); production runs with it on.
+          .setServerConfig("fsync", "off")
+          .setServerConfig("synchronous_commit", "on")
           .setServerConfig("listen_addresses", "localhost")
           .setOutputRedirector(java.lang.ProcessBuilder.Redirect.appendTo(log.toFile()))
           .setErrorRedirector(java.lang.ProcessBuilder.Redirect.appendTo(log.toFile()))
@@ -91,6 +95,17 @@ public final class PostgresServer implements AutoCloseable {
   /** @return {@code jdbc:postgresql://localhost:<port>/postgres?user=postgres} */
   public String jdbcUrl() {
     return "jdbc:postgresql://localhost:" + port + "/postgres?user=postgres";
+  }
+
+  /**
+   * @return the server's log so far (all starts), for diagnosing a failed test
+   */
+  public synchronized String log() {
+    try {
+      return Files.readString(dataDir.getParent().resolve("postgres.log"));
+    } catch (IOException e) {
+      return "(no log: " + e + ")";
+    }
   }
 
   /** @return the TCP port, the same across {@link #restart()} */
