@@ -106,11 +106,14 @@ final class Db {
   private <T> CompletableFuture<T> call(String what, Work<T> work, BareWork<T> bare, Consumer<T> onLate) {
     CompletableFuture<T> result = new CompletableFuture<>();
     long deadline = System.nanoTime() + timeoutNanos;
+    java.util.concurrent.atomic.AtomicReference<SQLException> conflict = new java.util.concurrent.atomic.AtomicReference<>();
     java.util.concurrent.ScheduledFuture<?> expiry;
     try {
       expiry = timer.schedule(() -> {
-        result.completeExceptionally(new BackendUnavailableException("the database did not answer " + what
-            + " within " + commandTimeout().toMillis() + " ms (unreachable, or no pooled connection free)"));
+        SQLException seen = conflict.get();
+        result.completeExceptionally(seen != null ? conflict(what, seen)
+            : new BackendUnavailableException("the database did not answer " + what + " within "
+                + commandTimeout().toMillis() + " ms (unreachable, or no pooled connection free)"));
       }, timeoutNanos, TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException closed) {
       return CompletableFuture.failedFuture(new IllegalStateException("the JDBC lock backend is closed"));
@@ -130,7 +133,7 @@ final class Db {
               throw translate(what, e, kind == Kind.RETRY ? Kind.UNAVAILABLE : kind);
             }
           } else {
-            value = runWithRetries(what, work, deadline, result);
+            value = runWithRetries(what, work, deadline, result, conflict);
           }
           if (!result.complete(value) && onLate != null) {
             onLate.accept(value);
@@ -148,7 +151,8 @@ final class Db {
     return result;
   }
 
-  private <T> T runWithRetries(String what, Work<T> work, long deadline, CompletableFuture<?> abandoned) {
+  private <T> T runWithRetries(String what, Work<T> work, long deadline, CompletableFuture<?> abandoned,
+      java.util.concurrent.atomic.AtomicReference<SQLException> conflict) {
     int attempt = 0;
     while (true) {
       attempt++;
@@ -177,6 +181,9 @@ final class Db {
           kind = Kind.UNAVAILABLE; // e.g. a pool's "Connection is closed": the link, not the statement
         }
         long left = deadline - System.nanoTime();
+        if (kind == Kind.RETRY) {
+          conflict.set(e);
+        }
         if (kind == Kind.RETRY && left > TimeUnit.MILLISECONDS.toNanos(2)
             && (abandoned == null || !abandoned.isDone())) {
           log.debug("{}: retrying after {} (attempt {})", what, e.toString(), attempt);
@@ -185,9 +192,49 @@ final class Db {
           LockSupport.parkNanos(pause);
           continue;
         }
+        if (kind == Kind.RETRY) {
+          throw conflict(what, e);
+        }
         throw translate(what, e, kind);
       }
     }
+  }
+
+  private static Conflict conflict(String what, SQLException e) {
+    return new Conflict("the database kept refusing to " + what + " with conflicts until the command timeout: "
+        + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
+  }
+
+  /**
+   * Serialization failures, deadlocks or lock timeouts until the call's deadline. An acquisition treats
+   * it as "not granted this time" and goes on waiting; everything else reports it as unavailable.
+   */
+  static final class Conflict extends BackendUnavailableException {
+    private static final long serialVersionUID = 1L;
+
+    Conflict(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /**
+   * An acquire attempt that ran into conflicts until its deadline is a refusal: the acquisition retries
+   * within its wait (after {@code retryMillis}), and a caller that does not wait gets "not acquired".
+   */
+  static <T> java.util.concurrent.CompletionStage<T> conflictAsRefusal(java.util.concurrent.CompletionStage<T> stage,
+      T refusal) {
+    return stage.handle((value, failure) -> {
+      if (failure == null) {
+        return CompletableFuture.completedFuture(value);
+      }
+      Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+          ? failure.getCause() : failure;
+      if (cause instanceof Conflict) {
+        log.debug("{}; not granted this time", cause.getMessage());
+        return CompletableFuture.completedFuture(refusal);
+      }
+      return CompletableFuture.<T>failedFuture(cause);
+    }).thenCompose(f -> f);
   }
 
   private void prepare(Connection c, long deadline) throws SQLException {

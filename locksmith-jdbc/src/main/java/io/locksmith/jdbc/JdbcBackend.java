@@ -121,8 +121,8 @@ final class JdbcBackend implements LockBackend {
     if (mode == AcquireMode.REENTER) {
       return db.call("re-enter '" + name + "'", c -> reenter(c, name, owner, leaseMillis), null);
     }
-    return db.call("acquire '" + name + "'", c -> grant(c, name, owner, leaseMillis, waiterId),
-        late -> giveBackLate(name, owner, late));
+    return Db.conflictAsRefusal(db.call("acquire '" + name + "'", c -> grant(c, name, owner, leaseMillis,
+        waiterId), late -> giveBackLate(name, owner, late)), AcquireReply.busy(pollMillis(0, -1)));
   }
 
   /** A grant that arrived after its caller was told the call timed out: nobody will use it. */

@@ -46,12 +46,12 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
     if (mode == AcquireMode.REENTER) {
       return CompletableFuture.completedFuture(AcquireReply.lostHold()); // permits are not re-entrant
     }
-    return db.call("take a permit of '" + name + "'", c -> inTransaction(c, () -> take(c, name, owner,
-        leaseMillis, waiterId)), late -> {
+    return Db.conflictAsRefusal(db.call("take a permit of '" + name + "'", c -> inTransaction(c, () -> take(c,
+        name, owner, leaseMillis, waiterId)), late -> {
           if (late.granted()) {
             release(name, owner, true);
           }
-        });
+        }), AcquireReply.busy(backend.pollMillis(0, -1)));
   }
 
   private AcquireReply take(Connection c, String name, String owner, long leaseMillis, String waiterId)

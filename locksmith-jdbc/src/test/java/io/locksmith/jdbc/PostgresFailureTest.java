@@ -50,6 +50,29 @@ class PostgresFailureTest {
   }
 
   @Test
+  void aLeaseThatCannotBeRenewedGoesUncertainThenLost() throws Exception {
+    try (TcpProxy proxy = TcpProxy.start("localhost", PG.get().port());
+        HikariDataSource pool = TestDatabases.newPool("jdbc:postgresql://" + proxy.host() + ":" + proxy.port()
+            + "/postgres", "postgres", 4);
+        JdbcLockClient client = JdbcLockClient.builder().dataSource(pool).commandTimeout(Duration.ofMillis(300))
+            .createTableIfMissing().build()) {
+      Duration leaseTime = Duration.ofMillis(1500);
+      Lease lease = client.lock("cut-off", io.locksmith.LockOptions.watched(leaseTime)).acquire();
+      List<io.locksmith.LeaseState> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+      java.util.concurrent.CountDownLatch lost = new java.util.concurrent.CountDownLatch(1);
+      lease.addListener((l, from, to) -> seen.add(to));
+      lease.onLost(lost::countDown);
+      long cut = System.nanoTime();
+      proxy.blackhole();
+      assertThat(lost.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(Duration.ofNanos(System.nanoTime() - cut)).as("lost by the end of its validity")
+          .isLessThan(leaseTime.plus(SLACK));
+      assertThat(seen).containsSubsequence(io.locksmith.LeaseState.UNCERTAIN, io.locksmith.LeaseState.LOST);
+      proxy.heal();
+    }
+  }
+
+  @Test
   void aRefusingDatabaseFailsAcquireWithBackendUnavailableWithinTheTimeout() throws Exception {
     try (TcpProxy proxy = TcpProxy.start("localhost", PG.get().port());
         HikariDataSource pool = TestDatabases.newPool("jdbc:postgresql://" + proxy.host() + ":" + proxy.port()
