@@ -34,8 +34,8 @@ final class PgListener {
   private final Duration timeout;
   private final Thread thread;
   private volatile boolean closed;
-  private Connection connection; // listener thread only, after start
-  private PGConnection pg;
+  private volatile Connection connection; // the listener thread's, after start
+  private volatile PGConnection pg;
   private long lastCheck;
 
   PgListener(DataSource dataSource, String channel, Consumer<String> onPayload, Runnable onReconnect,
@@ -55,10 +55,37 @@ final class PgListener {
    * @throws BackendUnavailableException if the first connection fails
    */
   void start() {
+    // bounded like every other call: a pool with no free connection may block getConnection() far longer
+    java.util.concurrent.CompletableFuture<Void> connected = new java.util.concurrent.CompletableFuture<>();
+    Thread opener = new Thread(() -> {
+      try {
+        connect();
+        if (!connected.complete(null)) {
+          dropConnection(); // start() gave up meanwhile
+        }
+      } catch (SQLException | RuntimeException e) {
+        connected.completeExceptionally(e);
+      }
+    }, thread.getName() + "-open");
+    opener.setDaemon(true);
+    opener.start();
     try {
-      connect();
-    } catch (SQLException e) {
-      throw new BackendUnavailableException("cannot open the LISTEN connection: " + e.getMessage(), e);
+      connected.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      closed = true;
+      if (!connected.completeExceptionally(e)) {
+        dropConnection();
+      }
+      throw new BackendUnavailableException("no connection for LISTEN within " + timeout.toMillis()
+          + " ms (unreachable, or no pooled connection free)");
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new BackendUnavailableException("cannot open the LISTEN connection: " + e.getCause().getMessage(),
+          e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      closed = true;
+      connected.cancel(false);
+      throw new BackendUnavailableException("interrupted while opening the LISTEN connection");
     }
     thread.start();
   }

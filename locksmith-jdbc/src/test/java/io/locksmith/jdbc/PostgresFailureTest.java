@@ -101,6 +101,11 @@ class PostgresFailureTest {
       assertThatThrownBy(() -> client.lock("starved").tryAcquire()).isInstanceOf(BackendUnavailableException.class)
           .hasMessageContaining("no pooled connection free");
       assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TIMEOUT.plus(SLACK));
+      // building another client needs a connection for LISTEN: bounded by the command timeout too
+      long building = System.nanoTime();
+      assertThatThrownBy(() -> JdbcLockClient.builder().dataSource(pool).commandTimeout(TIMEOUT).build())
+          .isInstanceOf(BackendUnavailableException.class);
+      assertThat(Duration.ofNanos(System.nanoTime() - building)).isLessThan(TIMEOUT.multipliedBy(3).plus(SLACK));
       for (Connection c : busy) {
         c.close();
       }
