@@ -31,6 +31,10 @@ public final class Main {
       "        all its readers (one side per call), a semaphore's permits. Prints the evicted owner and",
       "        token and what the evicted holder will see; exit 4 if nothing was unlocked because",
       "        another kind holds NAME or the namespace has no Locksmith key",
+      "  inspect|unlock --jdbc-url jdbc:postgresql://...|jdbc:mariadb://...|jdbc:h2:... [--table T]",
+      "        [--jdbc-user U] [--namespace NS] [--kind lock|semaphore] NAME",
+      "        the same for the JDBC backend's lease-mode locks (table default locksmith_locks); the",
+      "        password from the URL or the environment variable LOCKSMITH_JDBC_PASSWORD",
       "  inspect|list|unlock --nodes uri,uri,uri[,...] [--namespace NS] [NAME]",
       "        the same for a Redlock's exclusive locks: the holder a majority of nodes agrees on; list",
       "        walks every node and shows a name found on any of them",
@@ -74,7 +78,8 @@ public final class Main {
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);
         case "inspect", "list", "unlock" -> OperatorCommand.run(argv[0], new Args(argv, 1,
-            Set.of("uri", "nodes", "namespace", "kind", "side", "limit"), Set.of()), out);
+            Set.of("uri", "nodes", "jdbc-url", "jdbc-user", "table", "namespace", "kind", "side", "limit"), Set.of()),
+            out);
         default -> throw new Args.UsageException("unknown command '" + argv[0] + "'");
       };
     } catch (Args.UsageException e) {

@@ -93,13 +93,15 @@ public final class JdbcLockClient extends ForwardingLockClient {
 
   private final JdbcBackend.Settings settings;
   private final JdbcLockMode mode;
+  private final Db db;
   /** The lease backend, or null in the pinned-connection modes. */
   private final JdbcBackend backend;
   private final ScheduledFuture<?> purge;
 
-  private JdbcLockClient(io.locksmith.spi.LockBackend lockBackend, JdbcBackend.Settings settings, JdbcLockMode mode,
-      ClientOptions options, Duration purgeEvery) {
+  private JdbcLockClient(io.locksmith.spi.LockBackend lockBackend, Db db, JdbcBackend.Settings settings,
+      JdbcLockMode mode, ClientOptions options, Duration purgeEvery) {
     super(new DefaultLockClient(lockBackend, options));
+    this.db = db;
     this.settings = settings;
     this.mode = mode;
     this.backend = lockBackend instanceof JdbcBackend lease ? lease : null;
@@ -172,6 +174,27 @@ public final class JdbcLockClient extends ForwardingLockClient {
    */
   public int purgeExpired() {
     return backend == null ? 0 : Futures.join(backend.purgeExpired(PURGE_GRACE));
+  }
+
+  /**
+   * Counts this namespace's rows in the lock table, held or free (in the row-lock mode, its lock rows).
+   * For operators: a name that is free in a namespace without any row suggests a wrong namespace or
+   * table rather than a free lock.
+   *
+   * @return the number of rows
+   * @throws io.locksmith.BackendUnavailableException if the database cannot be reached in time
+   */
+  public long namespaceRows() {
+    String count = "SELECT COUNT(*) FROM " + settings.table() + " WHERE namespace = ?";
+    return Futures.join(db.call("count the namespace's rows", c -> {
+      try (PreparedStatement ps = db.prepare(c, count)) {
+        ps.setString(1, options().namespace());
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getLong(1);
+        }
+      }
+    }, null));
   }
 
   @Override
@@ -393,7 +416,7 @@ public final class JdbcLockClient extends ForwardingLockClient {
             waiterRecheck, pollMin, pollMax, maxConcurrency);
         io.locksmith.spi.LockBackend backend = mode == JdbcLockMode.LEASE ? new JdbcBackend(settings, db)
             : new PinnedBackend(settings, mode, db);
-        JdbcLockClient client = new JdbcLockClient(backend, settings, mode, options, purgeEvery);
+        JdbcLockClient client = new JdbcLockClient(backend, db, settings, mode, options, purgeEvery);
         log.info("JDBC lock client {} started on {} (mode {}, table {}, namespace '{}'{})", client.clientId(), d,
             mode, table, options.namespace(), options.clientName().map(n -> ", name '" + n + "'").orElse(""));
         return client;
