@@ -211,6 +211,9 @@ final class JdbcBackend implements LockBackend {
 
   @Override
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
+    if (notifies()) {
+      return db.call("release '" + name + "'", c -> releaseAndWake(c, name, owner, all), null);
+    }
     return db.call("release '" + name + "'", c -> {
       int left = releaseRow(c, name, owner, all);
       if (left == 0) {
@@ -218,6 +221,37 @@ final class JdbcBackend implements LockBackend {
       }
       return left;
     }, null);
+  }
+
+  /** PostgreSQL: the release and the wake-up in one round trip ({@link Sql#releaseAndWake}). */
+  private int releaseAndWake(Connection c, String name, String owner, boolean all) throws SQLException {
+    int threshold = all ? Integer.MAX_VALUE : 1;
+    try (PreparedStatement ps = db.prepare(c, sql.releaseAndWake)) {
+      ps.setInt(1, threshold);
+      ps.setInt(2, threshold);
+      ps.setInt(3, threshold);
+      int i = bindKey(ps, 4, LOCK, name);
+      ps.setString(i++, owner);
+      i = bindKey(ps, i, LOCK, name); // the wake's waiters
+      i = bindKey(ps, i, LOCK, name); // ... only if the lock row is free now
+      ps.setInt(i++, 1);
+      i = bindKey(ps, i, LOCK, name);
+      ps.setString(i++, String.valueOf(LOCK));
+      ps.setString(i, name);
+      boolean rows = ps.execute();
+      int left = -1;
+      if (rows) {
+        try (ResultSet rs = ps.getResultSet()) {
+          if (rs.next()) {
+            left = rs.getInt(1);
+          }
+        }
+      }
+      while (ps.getMoreResults() || ps.getUpdateCount() != -1) {
+        // drain the wake's result: one row per notified waiter
+      }
+      return left;
+    }
   }
 
   private int releaseRow(Connection c, String name, String owner, boolean all) throws SQLException {

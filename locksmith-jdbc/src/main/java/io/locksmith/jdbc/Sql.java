@@ -80,6 +80,14 @@ final class Sql {
   final String waiterRemove;
   /** ns, kind, name, limit, ns, kind, name, kind, name → one row per woken waiter. */
   final String wake;
+  /**
+   * PostgreSQL: {@link #release} and, in the same round trip and implicit transaction, the wake-up of
+   * the oldest waiter if the lock row is free afterwards: release's parameters, then ns, kind, name,
+   * then {@link #wake}'s. The second statement takes its own snapshot after the first, so it sees every
+   * waiter whose registration committed before the release took the row (a registration still in
+   * flight waits for the row and then finds the lock free).
+   */
+  final String releaseAndWake;
   /** ns, kind, name → count. */
   final String waitersCount;
   /** ns. */
@@ -135,6 +143,9 @@ final class Sql {
             + " woken AS (DELETE FROM " + w + " x WHERE x.namespace = ? AND x.kind = ? AND x.lock_name = ?"
             + " AND x.waiter_id IN (SELECT waiter_id FROM pick) RETURNING x.waiter_id, x.channel)"
             + " SELECT pg_notify(channel, ? || chr(10) || waiter_id || chr(10) || ?) FROM woken";
+        releaseAndWake = release + "; " + wake.replace(" ORDER BY since", " AND EXISTS (SELECT 1 FROM " + t
+            + " f WHERE f.namespace = ? AND f.kind = ? AND f.lock_name = ? AND (f.owner IS NULL OR f.expires_at <= "
+            + now + ")) ORDER BY since");
         waitersCount = "SELECT COUNT(*) FROM " + w + " WHERE " + KEY + " AND expires_at > " + now;
         purgeWaiters = "DELETE FROM " + w + " WHERE namespace = ? AND expires_at <= " + now;
       }
@@ -161,7 +172,7 @@ final class Sql {
         metaSet = "INSERT INTO " + t + " (namespace, kind, lock_name, permits) VALUES (?, ?, ?, ?)"
             + " ON DUPLICATE KEY UPDATE permits = VALUES(permits)";
         nextToken = "SELECT " + next;
-        waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = null;
+        waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
       }
       case H2 -> {
         now = "DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)";
@@ -188,7 +199,7 @@ final class Sql {
         metaSet = "MERGE INTO " + t + " t" + using + " WHEN MATCHED THEN UPDATE SET permits = s.pm"
             + " WHEN NOT MATCHED THEN INSERT (namespace, kind, lock_name, permits) VALUES (s.ns, s.k, s.nm, s.pm)";
         nextToken = "SELECT " + next;
-        waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = null;
+        waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
       }
       default -> throw new IllegalArgumentException(String.valueOf(dialect));
     }
