@@ -21,6 +21,25 @@ final class BenchCommand {
     if (scenarioName == null) {
       throw new Args.UsageException("bench needs --scenario");
     }
+    String backend = args.get("backend", "redis");
+    if (backend.equals("postgres")) {
+      if (args.get("uri", null) != null || args.get("nodes", null) != null || args.get("rtt", null) != null) {
+        throw new Args.UsageException("--backend postgres starts its own database: no --uri, --nodes or --rtt");
+      }
+      BenchReport report;
+      try {
+        BenchSettings settings = new BenchSettings(Scenario.parse(scenarioName), List.of(),
+            args.duration("duration", Duration.ofSeconds(10)), args.intValue("threads", 0, 1, 10_000), null, List.of());
+        report = io.locksmith.bench.JdbcBench.run(settings, list(args.get("against",
+            String.join(",", io.locksmith.bench.JdbcBench.PEERS))), out);
+      } catch (IllegalArgumentException e) {
+        throw new Args.UsageException(e.getMessage());
+      }
+      return print(report, args, out);
+    }
+    if (!backend.equals("redis")) {
+      throw new Args.UsageException("--backend must be redis or postgres, was '" + backend + "'");
+    }
     BenchSettings settings;
     try {
       settings = new BenchSettings(Scenario.parse(scenarioName), list(args.get("against",
@@ -30,7 +49,10 @@ final class BenchCommand {
     } catch (IllegalArgumentException e) {
       throw new Args.UsageException(e.getMessage());
     }
-    BenchReport report = Bench.run(settings, out);
+    return print(Bench.run(settings, out), args, out);
+  }
+
+  private static int print(BenchReport report, Args args, PrintStream out) throws Exception {
     out.print(report.toTable());
     String json = args.get("json", null);
     if (json != null) {

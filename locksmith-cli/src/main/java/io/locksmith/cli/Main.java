@@ -44,6 +44,10 @@ public final class Main {
       "        Locksmith and its peers (raw, redisson, redisson-fair, redisson-fenced, spring; default",
       "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given;",
       "        --rtt adds that round trip to every server link, as between hosts",
+      "  bench --backend postgres --scenario uncontended|many-keys|hot-key [--against spring-jdbc]",
+      "        [--duration 10s] [--threads N] [--json FILE]",
+      "        Locksmith's JDBC backend next to Spring Integration's JdbcLockRegistry on an embedded",
+      "        PostgreSQL (hot-key: every thread a client of its own)",
       "  check --backend redis|sentinel|cluster|redlock|postgres|mariadb|h2|in-jvm --fault NAME",
       "        [--fenced|--unfenced] [--clients N] [--duration 30s] [--json FILE] [--html FILE]",
       "        |   check --self-test   |   check --help",
@@ -74,7 +78,8 @@ public final class Main {
         case "demo-worker" -> DemoWorker.run(new Args(argv, 1,
             Set.of("mode", "uri", "threads", "think", "max-run", "items"), Set.of()));
         case "bench" -> BenchCommand.run(new Args(argv, 1,
-            Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "json"), Set.of()), out);
+            Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "json", "backend"), Set.of()),
+            out);
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);

@@ -1,0 +1,34 @@
+package io.locksmith.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** {@code bench --backend postgres}, briefly: both implementations measured on one database, no timeouts. */
+class JdbcBenchSmokeTest {
+  @Test
+  @Timeout(180)
+  void locksmithAndSpringsJdbcLockRegistryAreMeasuredSideBySide() throws Exception {
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    for (Scenario scenario : List.of(Scenario.UNCONTENDED, Scenario.HOT_KEY)) {
+      BenchReport report = JdbcBench.run(new BenchSettings(scenario, List.of(), Duration.ofSeconds(2), 0, null,
+          List.of()), JdbcBench.PEERS, new PrintStream(log, true, StandardCharsets.UTF_8));
+      String table = report.toTable();
+      assertThat(report.results()).extracting(BenchResult::impl).containsExactly("locksmith-jdbc", "spring-jdbc");
+      assertThat(report.results()).as(table).allSatisfy(r -> {
+        assertThat(r.opsPerSec()).isPositive();
+        assertThat(r.abandonedWaits()).isZero();
+      });
+      assertThat(table).contains("PostgreSQL 17").doesNotContain("Redis PostgreSQL");
+    }
+    assertThatThrownBy(() -> JdbcBench.run(new BenchSettings(Scenario.HERD, List.of(), Duration.ofSeconds(1), 0,
+        null, List.of()), JdbcBench.PEERS, System.out)).isInstanceOf(IllegalArgumentException.class);
+  }
+}
