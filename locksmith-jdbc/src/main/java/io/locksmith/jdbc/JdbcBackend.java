@@ -330,11 +330,32 @@ final class JdbcBackend implements LockBackend {
       }
       int[] counts = ps.executeBatch();
       List<Boolean> out = new ArrayList<>(counts.length);
+      boolean unknown = false;
       for (int n : counts) {
-        out.add(n == Statement.SUCCESS_NO_INFO ? null : n > 0);
+        unknown |= n == Statement.SUCCESS_NO_INFO;
+        out.add(n > 0);
       }
-      return out;
+      if (!unknown) {
+        return out;
+      }
     }
+    // a driver that batches without per-row counts (bulk protocols): ask one by one; renewing twice is
+    // harmless (each only if still owned)
+    List<Boolean> out = new ArrayList<>(requests.size());
+    for (RenewRequest r : requests) {
+      try (PreparedStatement ps = db.prepare(c, statement)) {
+        int i = 1;
+        ps.setLong(i++, r.leaseMillis());
+        ps.setString(i++, namespace);
+        if (withKind) {
+          ps.setString(i++, String.valueOf(LOCK));
+        }
+        ps.setString(i++, r.name());
+        ps.setString(i, r.owner());
+        out.add(ps.executeUpdate() > 0);
+      }
+    }
+    return out;
   }
 
   @Override
