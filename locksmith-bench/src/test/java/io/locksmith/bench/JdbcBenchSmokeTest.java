@@ -18,8 +18,8 @@ class JdbcBenchSmokeTest {
   void locksmithAndSpringsJdbcLockRegistryAreMeasuredSideBySide() throws Exception {
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     for (Scenario scenario : List.of(Scenario.UNCONTENDED, Scenario.HOT_KEY)) {
-      BenchReport report = JdbcBench.run(new BenchSettings(scenario, List.of(), Duration.ofSeconds(2), 0, null,
-          List.of()), JdbcBench.PEERS, new PrintStream(log, true, StandardCharsets.UTF_8));
+      BenchReport report = JdbcBench.run("postgres", new BenchSettings(scenario, List.of(), Duration.ofSeconds(2), 0,
+          null, List.of()), JdbcBench.PEERS, new PrintStream(log, true, StandardCharsets.UTF_8));
       String table = report.toTable();
       assertThat(report.results()).extracting(BenchResult::impl).containsExactly("locksmith-jdbc", "spring-jdbc");
       assertThat(report.results()).as(table).allSatisfy(r -> {
@@ -28,7 +28,18 @@ class JdbcBenchSmokeTest {
       });
       assertThat(table).contains("PostgreSQL 17").doesNotContain("Redis PostgreSQL");
     }
-    assertThatThrownBy(() -> JdbcBench.run(new BenchSettings(Scenario.HERD, List.of(), Duration.ofSeconds(1), 0,
-        null, List.of()), JdbcBench.PEERS, System.out)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> JdbcBench.run("postgres", new BenchSettings(Scenario.HERD, List.of(),
+        Duration.ofSeconds(1), 0, null, List.of()), JdbcBench.PEERS, System.out))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  @Timeout(180)
+  void onMariaDbToo() throws Exception {
+    BenchReport report = JdbcBench.run("mariadb", new BenchSettings(Scenario.UNCONTENDED, List.of(),
+        Duration.ofSeconds(2), 0, null, List.of()), JdbcBench.PEERS, System.out);
+    assertThat(report.results()).extracting(BenchResult::impl).containsExactly("locksmith-jdbc", "spring-jdbc");
+    assertThat(report.results()).allSatisfy(r -> assertThat(r.opsPerSec()).isPositive());
+    assertThat(report.toTable()).contains("MariaDB 10.11.5");
   }
 }

@@ -22,15 +22,15 @@ final class BenchCommand {
       throw new Args.UsageException("bench needs --scenario");
     }
     String backend = args.get("backend", "redis");
-    if (backend.equals("postgres")) {
+    if (io.locksmith.bench.JdbcBench.DATABASES.contains(backend)) {
       if (args.get("uri", null) != null || args.get("nodes", null) != null || args.get("rtt", null) != null) {
-        throw new Args.UsageException("--backend postgres starts its own database: no --uri, --nodes or --rtt");
+        throw new Args.UsageException("--backend " + backend + " starts its own database: no --uri, --nodes or --rtt");
       }
       BenchReport report;
       try {
         BenchSettings settings = new BenchSettings(Scenario.parse(scenarioName), List.of(),
             args.duration("duration", Duration.ofSeconds(10)), args.intValue("threads", 0, 1, 10_000), null, List.of());
-        report = io.locksmith.bench.JdbcBench.run(settings, list(args.get("against",
+        report = io.locksmith.bench.JdbcBench.run(backend, settings, list(args.get("against",
             String.join(",", io.locksmith.bench.JdbcBench.PEERS))), out);
       } catch (IllegalArgumentException e) {
         throw new Args.UsageException(e.getMessage());
@@ -38,7 +38,7 @@ final class BenchCommand {
       return print(report, args, out);
     }
     if (!backend.equals("redis")) {
-      throw new Args.UsageException("--backend must be redis or postgres, was '" + backend + "'");
+      throw new Args.UsageException("--backend must be redis, postgres or mariadb, was '" + backend + "'");
     }
     BenchSettings settings;
     try {
