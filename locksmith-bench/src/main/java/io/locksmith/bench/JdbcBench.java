@@ -37,8 +37,11 @@ import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
  * Not thread-safe; one run at a time.
  */
 public final class JdbcBench {
-  /** The peers {@code --against} accepts with a database backend. */
-  public static final List<String> PEERS = List.of("spring-jdbc");
+  /**
+   * The peers {@code --against} accepts with a database backend. ShedLock's JDBC provider never waits
+   * for a lock, so it runs only where nobody has to (uncontended, many-keys).
+   */
+  public static final List<String> PEERS = List.of("spring-jdbc", "shedlock-jdbc");
   /** The databases {@code --backend} accepts. */
   public static final List<String> DATABASES = List.of("postgres", "mariadb");
 
@@ -92,6 +95,13 @@ public final class JdbcBench {
         SpringJdbcImpl spring = new SpringJdbcImpl(perThread, theirs);
         owned.add(spring);
         impls.put(spring, List.of());
+      }
+      if (against.contains("shedlock-jdbc") && settings.scenario() != Scenario.HOT_KEY) {
+        HikariDataSource shedPool = pool(server.url, poolSize);
+        owned.add(shedPool);
+        ShedLockImpl shed = new ShedLockImpl(shedPool, database);
+        owned.add(shed);
+        impls.put(shed, List.of());
       }
       try {
         return Bench.measure(settings, impls, server.version, progress);
@@ -319,6 +329,42 @@ public final class JdbcBench {
     @Override
     public void close() {
       clients.all().forEach(JdbcLockClient::close);
+    }
+  }
+
+  /**
+   * ShedLock's {@code JdbcTemplateLockProvider} with {@code usingDbTime()} (lock times by the database
+   * clock), 30 s {@code lockAtMostFor}, no {@code lockAtLeastFor}. It answers at once; a lock held by
+   * another is "not acquired" (the bench's wait is not used).
+   */
+  static final class ShedLockImpl implements LockImpl {
+    private final net.javacrumbs.shedlock.core.LockProvider provider;
+
+    ShedLockImpl(HikariDataSource ds, String database) throws Exception {
+      String ts = database.equals("postgres") ? "TIMESTAMP" : "TIMESTAMP(3)";
+      try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL, lock_until " + ts + " NOT NULL,"
+            + " locked_at " + ts + " NOT NULL, locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))");
+      }
+      this.provider = new net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider(
+          net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider.Configuration.builder()
+              .withJdbcTemplate(new org.springframework.jdbc.core.JdbcTemplate(ds)).usingDbTime().build());
+    }
+
+    @Override
+    public String name() {
+      return "shedlock-jdbc";
+    }
+
+    @Override
+    public Held acquire(String name, long waitNanos) {
+      return provider.lock(new net.javacrumbs.shedlock.core.LockConfiguration(java.time.Instant.now(), name,
+          Duration.ofSeconds(30), Duration.ZERO)).<Held>map(l -> l::unlock).orElse(null);
+    }
+
+    @Override
+    public void close() {
+      // nothing held between cycles
     }
   }
 
