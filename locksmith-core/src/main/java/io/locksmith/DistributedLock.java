@@ -28,8 +28,13 @@ import java.util.concurrent.locks.Lock;
  * timeout on a single Redis node and longer for Redlock (up to three node timeouts), with replica
  * acknowledgement, or when a grant that came too late is given back; see {@link LeaseSource}.
  *
- * <p><b>Failure.</b> When the backend cannot be reached, acquisition fails with
- * {@link BackendUnavailableException}; nothing is granted that the backend did not grant.
+ * <p><b>Failure.</b> A call that does not wait ({@link #tryLock()}, {@link #tryAcquire()}) fails with
+ * {@link BackendUnavailableException} when the backend cannot be reached. A call that waits keeps
+ * trying across reconnects and command timeouts until its wait runs out, and only then fails with
+ * {@code BackendUnavailableException}, the last failure as its cause; {@link #lock()} and
+ * {@link #acquire()} wait through any outage (see {@link LeaseSource}). A re-entry by a thread that
+ * already holds the lock is one round trip and fails at once. Nothing is granted that the backend did
+ * not grant.
  *
  * <p><b>Kinds.</b> The same interface serves the exclusive lock ({@link LockClient#lock(String)}), the
  * fair lock ({@link LockClient#fairLock(String)}: granted in arrival order) and both sides of a
@@ -64,10 +69,11 @@ public interface DistributedLock extends Lock, LeaseSource {
   // ---------------------------------------------------------------- Lock view
 
   /**
-   * Acquires for the calling thread, waiting as long as it takes, ignoring interrupts (the interrupt
-   * status is restored on return). Re-entrant.
+   * Acquires for the calling thread, waiting as long as it takes, through outages too, ignoring
+   * interrupts (the interrupt status is restored on return). Re-entrant.
    *
-   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws BackendUnavailableException only on re-entry (the thread already holds the lock), if the
+   *     backend cannot be reached; a first acquisition waits for the backend
    * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
    *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
    *     lost (see {@link DistributedReadWriteLock})
@@ -81,7 +87,8 @@ public interface DistributedLock extends Lock, LeaseSource {
    *
    * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
    *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
-   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws BackendUnavailableException only on re-entry (the thread already holds the lock), if the
+   *     backend cannot be reached; a first acquisition waits for the backend
    * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
    *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
    *     lost (see {@link DistributedReadWriteLock})
@@ -107,7 +114,8 @@ public interface DistributedLock extends Lock, LeaseSource {
    * @return whether the calling thread now holds the lock
    * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
    *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
-   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws BackendUnavailableException if the wait ran out while the backend could not be reached
+   *     (the cause is the last attempt's failure), or on re-entry if it cannot be reached
    * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
    *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
    *     lost (see {@link DistributedReadWriteLock})

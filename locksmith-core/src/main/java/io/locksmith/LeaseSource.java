@@ -17,9 +17,20 @@ import java.util.concurrent.CompletionStage;
  * then gives back, takes up to three node timeouts; replica acknowledgement adds its {@code WAIT} and,
  * when too few replicas confirm, a give-back; and a grant that arrives with no validity left is given
  * back (one more command) before the call goes on. {@code docs/architecture.md} gives the bound per
- * backend. When the backend cannot be reached,
- * acquisition fails with {@link BackendUnavailableException}; nothing is granted that the backend did
- * not grant. A wait too long to count in nanoseconds in a {@code long} (about 292 years, e.g.
+ * backend.
+ *
+ * <p><b>Outages.</b> A call that does not wait ({@link #tryAcquire()}, a zero wait) tries once and
+ * fails with {@link BackendUnavailableException} if the backend cannot be reached or does not answer
+ * within its command timeout. A call that waits keeps trying across reconnects and command timeouts
+ * (after 25 ms, then doubling up to 1 s between attempts, with jitter; never past its deadline) until
+ * its wait runs out. If its last attempt failed too, it throws {@code BackendUnavailableException}
+ * naming the wait, with that failure as the cause: an outage is reported as an outage, never as
+ * {@link AcquireTimeoutException} or an empty result, because nobody knows whether the lock was free.
+ * {@link #acquire()} waits through any outage. Only {@code BackendUnavailableException} is retried;
+ * any other failure ends the call at once. An attempt that timed out may still take effect on the
+ * server (a hung server runs it when it resumes); the acquisition's next attempt then adopts that
+ * grant, and if the call ends without a lease the client gives it back as soon as the server answers
+ * again. Nothing is granted that the backend did not grant. A wait too long to count in nanoseconds in a {@code long} (about 292 years, e.g.
  * {@code ChronoUnit.FOREVER.getDuration()}) waits without bound, like {@link #acquire()}. Instances are
  * thread-safe.
  */
@@ -37,7 +48,8 @@ public interface LeaseSource {
    * @return the lease, {@link LeaseState#HELD}
    * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
    *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
-   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws LockException if the backend fails in a way that is not an outage (an error reply); an
+   *     unreachable backend is waited for, not reported
    * @throws IllegalStateException if the client is closed
    */
   Lease acquire() throws InterruptedException;
@@ -50,7 +62,8 @@ public interface LeaseSource {
    * @throws AcquireTimeoutException if another owner held the lock for the whole wait
    * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
    *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
-   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws BackendUnavailableException if the wait ran out while the backend could not be reached
+   *     (its last attempt failed; the cause is that failure), or at once for a zero wait
    * @throws NullPointerException if {@code wait} is null
    * @throws IllegalArgumentException if {@code wait} is negative
    * @throws IllegalStateException if the client is closed
@@ -61,7 +74,7 @@ public interface LeaseSource {
    * Tries once, without waiting.
    *
    * @return the lease, or empty if another owner holds the lock
-   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws BackendUnavailableException if the backend cannot be reached (one attempt, no retry)
    * @throws IllegalStateException if the client is closed
    */
   Optional<Lease> tryAcquire();
@@ -73,7 +86,9 @@ public interface LeaseSource {
    * @return the lease, or empty if another owner held the lock for the whole wait
    * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
    *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
-   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws BackendUnavailableException if the wait ran out while the backend could not be reached
+   *     (its last attempt failed; the cause is that failure): not an empty result, since whether the
+   *     lock was free is unknown
    * @throws NullPointerException if {@code wait} is null
    * @throws IllegalArgumentException if {@code wait} is negative
    * @throws IllegalStateException if the client is closed
@@ -88,7 +103,8 @@ public interface LeaseSource {
    *
    * @param wait how long to wait
    * @return completes with the lease, or exceptionally with {@link AcquireTimeoutException},
-   *     {@link BackendUnavailableException} or {@link IllegalStateException} (client closed)
+   *     {@link BackendUnavailableException} (the wait ran out during an outage) or
+   *     {@link IllegalStateException} (client closed)
    * @throws NullPointerException if {@code wait} is null
    * @throws IllegalArgumentException if {@code wait} is negative
    */

@@ -337,8 +337,7 @@ public final class DefaultLockClient implements LockClient {
   Acquisition startAcquisition(LockOps ops, String name, LockOptions lockOptions, long waitNanos,
       HoldKey holdKey, String owner) {
     ensureOpen();
-    Acquisition acquisition = new Acquisition(this, ops, name, lockOptions,
-        owner != null ? owner : newOwnerId(), waitNanos, holdKey);
+    Acquisition acquisition = new Acquisition(this, ops, name, lockOptions, owner, waitNanos, holdKey);
     running.add(acquisition);
     if (acquisition.waiterId() != null) {
       waiters.put(acquisition.waiterId(), acquisition);
@@ -415,6 +414,57 @@ public final class DefaultLockClient implements LockClient {
         log.debug("could not give back lock '{}': {}", name, failure.toString());
       }
       return null;
+    });
+  }
+
+  /**
+   * Releases whatever an acquire attempt that went unanswered (command timeout, dropped connection) may
+   * have been granted, for an acquisition that ended without a lease. Such an attempt may have been
+   * applied, or may yet be: a hung server runs the commands it has buffered when it resumes. The
+   * release travels behind the attempt on the same connection, so once the backend answers it, the
+   * attempt has run and its grant, if any, is gone. So it is sent again (capped backoff, as the waits
+   * use) until the backend answers, and given up only when the client closes or on an error that is
+   * not an outage. Releasing is safe because the owner id was minted for that acquisition alone; if
+   * nothing was granted, the release is a no-op. Never blocks, never throws.
+   *
+   * @return completes, never exceptionally, once the backend answered or the give-back was abandoned
+   */
+  CompletableFuture<Void> giveBackUnanswered(LockOps ops, String name, String owner) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    giveBackUnanswered(ops, name, owner, 1, done);
+    return done;
+  }
+
+  private void giveBackUnanswered(LockOps ops, String name, String owner, int attempt, CompletableFuture<Void> done) {
+    CompletionStage<Integer> release;
+    try {
+      release = ops.release(name, owner, true);
+    } catch (RuntimeException e) {
+      release = CompletableFuture.failedFuture(e);
+    }
+    release.whenComplete((left, failure) -> {
+      if (failure == null) {
+        if (left != null && left >= 0) {
+          log.warn("lock '{}' had been granted to an acquire attempt whose caller heard no answer (a hung or "
+              + "slow backend); given back", name);
+        }
+        done.complete(null);
+        return;
+      }
+      Throwable cause = failure;
+      while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+        cause = cause.getCause();
+      }
+      if (closed || !(cause instanceof BackendUnavailableException)) {
+        log.debug("gave up giving back an unanswered attempt on lock '{}': {}", name, cause.toString());
+        done.complete(null);
+        return;
+      }
+      ScheduledFuture<?> retry = schedule(() -> giveBackUnanswered(ops, name, owner, attempt + 1, done),
+          Acquisition.retryDelayNanos(attempt));
+      if (retry.isCancelled()) { // the client closed meanwhile
+        done.complete(null);
+      }
     });
   }
 
