@@ -98,8 +98,15 @@ public interface LeaseSource {
   /**
    * Asynchronous {@link #acquire(Duration)}: never blocks the caller. Cancelling the returned stage's
    * {@code CompletableFuture} abandons the wait; a grant that races with the cancellation is released.
-   * The stage completes on the common {@link java.util.concurrent.ForkJoinPool}, never on a backend I/O
-   * thread, so dependent stages may block (for instance release the lease).
+   *
+   * <p>The stage completes on the client's completion executor ({@link
+   * ClientOptions.Builder#completionExecutor}: a small pool the client owns unless the application gave
+   * one), never on a backend I/O thread and never on the common {@code ForkJoinPool}. Dependent stages
+   * added without an executor ({@code thenApply}, {@code thenAccept}, …) run there too once it
+   * completes. They may make short blocking calls on the lease, but the pool is small and shared by
+   * every async caller of the client: release with {@link Lease#releaseAsync()}, run long work on the
+   * application's executor ({@code thenApplyAsync(fn, executor)}), and never wait inside a stage for
+   * another async result of the same client.
    *
    * @param wait how long to wait
    * @return completes with the lease, or exceptionally with {@link AcquireTimeoutException},

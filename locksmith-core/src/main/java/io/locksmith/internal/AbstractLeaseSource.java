@@ -12,7 +12,6 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ForkJoinPool;
 
 /**
  * The lease view of every lock kind over the client's shared {@link Acquisition} machinery; subclasses
@@ -154,9 +153,10 @@ abstract class AbstractLeaseSource implements LeaseSource {
   }
 
   /**
-   * Maps an acquisition's result for the async view, completing off the backend's I/O threads so that
-   * dependent stages may block (release the lease, call the lock again) without stalling the client;
-   * cancelling the returned future cancels the acquisition.
+   * Maps an acquisition's result for the async view, completing on the client's completion executor:
+   * off the backend's I/O threads, so that dependent stages may make short blocking calls without
+   * stalling the client, and off the common pool, which with parallelism 1 starts a thread per task.
+   * Cancelling the returned future cancels the acquisition.
    */
   private <T> CompletableFuture<T> linked(CompletableFuture<Optional<DefaultLease>> source,
       java.util.function.Function<Optional<DefaultLease>, T> mapping) {
@@ -175,7 +175,7 @@ abstract class AbstractLeaseSource implements LeaseSource {
       if (!delivered) {
         lease.ifPresent(client::giveBack); // the caller gave up first (cancel, orTimeout, …)
       }
-    }, ForkJoinPool.commonPool());
+    }, client.completions());
     out.whenComplete((v, failure) -> {
       if (failure != null) {
         source.cancel(false); // no-op once the source completed; then the handler above gives back

@@ -5,6 +5,7 @@ import io.locksmith.Lease;
 import io.locksmith.LeaseListener;
 import io.locksmith.LeaseLostException;
 import io.locksmith.LeaseState;
+import io.locksmith.LockException;
 import io.locksmith.LockOptions;
 import io.locksmith.spi.LockOps;
 import java.time.Duration;
@@ -146,11 +147,30 @@ final class DefaultLease implements Lease {
   }
 
   @Override
+  public java.util.concurrent.CompletionStage<Boolean> releaseAsync() {
+    return client.releaseLeaseForCaller(this);
+  }
+
+  /**
+   * Releases without throwing: by the time try-with-resources closes the lease the body's work is done,
+   * and an exception would report it as failed. A failed release leaves the lease released locally (see
+   * {@link DefaultLockClient#releaseLease}); the server expires the lock with its lease.
+   */
+  @Override
   public void close() {
     if (state() == LeaseState.RELEASED) {
       return; // closing after release() is the usual try-with-resources pattern, not a loss
     }
-    if (!release() && state() == LeaseState.LOST) {
+    boolean held;
+    try {
+      held = release();
+    } catch (LockException e) {
+      log.warn("lease on lock '{}' (token {}) was closed, but the release failed: {}; it is released here "
+          + "and the server lets the lock expire within its lease of {}", name, fencingToken, e.getMessage(),
+          options.leaseTime());
+      return;
+    }
+    if (!held && state() == LeaseState.LOST) {
       log.warn("lease on lock '{}' (token {}) was lost before it was closed: work done under it may "
           + "have overlapped with another holder", name, fencingToken);
     }

@@ -30,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -38,6 +39,8 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import org.slf4j.Logger;
@@ -53,6 +56,8 @@ public final class DefaultLockClient implements LockClient {
   private static final SecureRandom RANDOM = new SecureRandom();
   /** Longest time {@link #close()} waits for releases and replies in flight. */
   static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(5);
+  /** Threads of the client's own completion pool, at most. */
+  static final int COMPLETION_THREADS = 4;
 
   /** A Lock view hold: one lock (kind and name) held by one thread. */
   record HoldKey(Primitive primitive, String name, Thread thread) {}
@@ -73,6 +78,11 @@ public final class DefaultLockClient implements LockClient {
   /** {@code "@" + client name}, or empty: appended to owner ids (not waiter ids, which stay short). */
   private final String ownerSuffix;
   private volatile boolean closed;
+  /** The client's own completion pool, or null when the application gave an executor. */
+  private final ThreadPoolExecutor ownCompletions;
+  /** Where user-facing async results complete; see {@link #completions()}. */
+  private final Executor completions;
+  private final AtomicBoolean completionRejectionLogged = new AtomicBoolean();
 
   /**
    * Opens {@code backend} for a new client.
@@ -93,6 +103,9 @@ public final class DefaultLockClient implements LockClient {
     this.events = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
         daemon("locksmith-events-" + clientId));
     this.renewer = new Renewer(this);
+    this.ownCompletions = options.completionExecutor().isPresent() ? null : completionPool(clientId);
+    Executor target = options.completionExecutor().orElse(ownCompletions);
+    this.completions = task -> complete(target, task);
     try {
       backend.open(new BackendContext(clientId, options.namespace(), this::onWake,
           options.clientName().orElse(null)));
@@ -101,6 +114,19 @@ public final class DefaultLockClient implements LockClient {
       backend.close();
       throw e;
     }
+  }
+
+  /**
+   * The client's own pool for completing async results: bounded (a thread per completion is what the
+   * common pool falls back to with parallelism 1), daemon, named, and empty when idle.
+   */
+  private static ThreadPoolExecutor completionPool(String clientId) {
+    AtomicInteger count = new AtomicInteger();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(COMPLETION_THREADS, COMPLETION_THREADS, 30,
+        TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+        r -> daemon("locksmith-async-" + clientId + "-" + count.incrementAndGet()).newThread(r));
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
   }
 
   private static ThreadFactory daemon(String name) {
@@ -229,6 +255,7 @@ public final class DefaultLockClient implements LockClient {
   }
 
   private void shutdownThreads() {
+    stopCompletions();
     scheduler.shutdownNow();
     events.shutdown();
     try {
@@ -238,6 +265,28 @@ public final class DefaultLockClient implements LockClient {
       scheduler.awaitTermination(2, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       events.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Lets the completions already queued run (close failed the acquisitions still running, and their
+   * callers must hear so), then ends the pool; a completion after this runs on the thread at hand.
+   */
+  private void stopCompletions() {
+    if (ownCompletions == null) {
+      return;
+    }
+    ownCompletions.shutdown();
+    if (Thread.currentThread().getName().startsWith("locksmith-async-" + clientId + "-")) {
+      return; // closed from a stage on one of these threads: it would wait for itself
+    }
+    try {
+      if (!ownCompletions.awaitTermination(2, TimeUnit.SECONDS)) {
+        log.warn("asynchronous callers of lock client {} still run dependent stages 2 s after close; "
+            + "their threads end when those stages return", clientId);
+      }
+    } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
   }
@@ -286,6 +335,51 @@ public final class DefaultLockClient implements LockClient {
     } catch (RejectedExecutionException closedMeanwhile) {
       log.debug("client closed; lease event dropped");
     }
+  }
+
+  // ------------------------------------------------------------------ async completions
+
+  /**
+   * @return the executor user-facing async results complete on: never a backend I/O thread, never the
+   *     common pool. A task the target rejects (the client's own pool after close, an application's
+   *     executor that was shut down) runs on the calling thread, so that no caller is left waiting.
+   */
+  Executor completions() {
+    return completions;
+  }
+
+  private void complete(Executor target, Runnable task) {
+    try {
+      target.execute(task);
+    } catch (RejectedExecutionException rejected) {
+      if (ownCompletions == null && completionRejectionLogged.compareAndSet(false, true)) {
+        log.warn("the completion executor of lock client {} rejected a task ({}); async results complete on "
+            + "the thread at hand instead, which may be a backend I/O thread", clientId, rejected.toString());
+      }
+      task.run();
+    }
+  }
+
+  /**
+   * {@link io.locksmith.Lease#releaseAsync()}: the release of {@link #releaseLeaseAsync}, completed on the
+   * completion executor with the failure unwrapped.
+   */
+  CompletionStage<Boolean> releaseLeaseForCaller(DefaultLease lease) {
+    CompletableFuture<Boolean> out = new CompletableFuture<>();
+    CompletableFuture<Boolean> release;
+    try {
+      release = releaseLeaseAsync(lease);
+    } catch (RuntimeException e) {
+      release = CompletableFuture.failedFuture(e);
+    }
+    release.whenCompleteAsync((owned, failure) -> {
+      if (failure != null) {
+        out.completeExceptionally(Futures.unwrap(failure));
+      } else {
+        out.complete(owned);
+      }
+    }, completions);
+    return out;
   }
 
   /** {@code <clientId>:<seq>}, or {@code <clientId>:<seq>@<clientName>} when the client has a name. */
