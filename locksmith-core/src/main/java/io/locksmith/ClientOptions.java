@@ -30,6 +30,7 @@ public final class ClientOptions {
   private final Ticker ticker;
   private final String clientName;
   private final Executor completionExecutor;
+  private final boolean leakDetection;
 
   private ClientOptions(Builder b) {
     this.namespace = b.namespace;
@@ -40,6 +41,7 @@ public final class ClientOptions {
     this.ticker = b.ticker;
     this.clientName = b.clientName;
     this.completionExecutor = b.completionExecutor;
+    this.leakDetection = b.leakDetection;
   }
 
   /** @return the defaults */
@@ -63,6 +65,7 @@ public final class ClientOptions {
     b.ticker = ticker;
     b.clientName = clientName;
     b.completionExecutor = completionExecutor;
+    b.leakDetection = leakDetection;
     return b;
   }
 
@@ -103,6 +106,11 @@ public final class ClientOptions {
     return Optional.ofNullable(completionExecutor);
   }
 
+  /** @return whether dropped leases are detected and reported with their acquisition stack */
+  public boolean leakDetection() {
+    return leakDetection;
+  }
+
   /**
    * The part of a lease subtracted from its validity to allow for the server's clock running faster
    * than ours: {@code leaseTime × driftFactor + driftFloor} (the Redlock reference values are 0.01 and
@@ -132,6 +140,7 @@ public final class ClientOptions {
     private Ticker ticker = Ticker.system();
     private String clientName;
     private Executor completionExecutor;
+    private boolean leakDetection = true;
 
     private Builder() {}
 
@@ -218,6 +227,29 @@ public final class ClientOptions {
      */
     public Builder completionExecutor(Executor executor) {
       this.completionExecutor = executor;
+      return this;
+    }
+
+    /**
+     * Leak detection, on by default. Each acquisition then records its caller's stack (a {@code
+     * Throwable} whose frames are only turned into text when reported: about 2–3 µs and a few hundred
+     * bytes per held lease, next to a network round trip of 100 µs or more); it is logged with:
+     *
+     * <ul>
+     *   <li>a lease-view lease that became unreachable while still held: found after garbage collection,
+     *       logged at WARN and released;
+     *   <li>a Lock-view hold whose thread ended without unlocking it (checked always, at the hold's
+     *       renewal): logged at WARN and released.
+     * </ul>
+     *
+     * <p>With {@code false}, dropped leases are not tracked at all (they stay held and renewed until the
+     * client closes) and ended threads are reported without the stack.
+     *
+     * @param enabled whether to detect dropped leases and record acquisition stacks
+     * @return this builder
+     */
+    public Builder leakDetection(boolean enabled) {
+      this.leakDetection = enabled;
       return this;
     }
 

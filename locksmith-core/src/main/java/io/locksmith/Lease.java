@@ -29,6 +29,11 @@ import java.util.concurrent.CompletionStage;
  * the lock expire with its lease. Call {@code release()} before the end of the block where the
  * outcome matters. {@link #releaseAsync()} is {@code release()} for asynchronous code.
  *
+ * <p><b>Dropped leases.</b> A lease-view lease that becomes unreachable while still held (neither
+ * released nor closed) is found by the client after garbage collection, logged at WARN with the stack
+ * of the call that acquired it, and released; see {@link ClientOptions.Builder#leakDetection}. Do not
+ * rely on this: the lock stays held, and renewed, until the collector runs.
+ *
  * <p><b>Thread-safety.</b> All methods are thread-safe. {@link #release()}, {@link #releaseAsync()} and
  * {@link #close()} are idempotent.
  */

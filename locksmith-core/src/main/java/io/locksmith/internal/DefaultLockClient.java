@@ -48,8 +48,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The {@link LockClient} every backend module wraps: it owns the client id, the one scheduler thread
- * (renewals and wait timers), the one event thread (listeners), the table of waiting acquisitions that
- * wake-ups are routed to, and the Lock view's per-thread holds.
+ * (renewals and wait timers), the one event thread (listeners), the small pool that completes async
+ * results (unless the application gave an executor), the table of waiting acquisitions that wake-ups
+ * are routed to, the Lock view's per-thread holds, and the detector of leases nobody will release.
  */
 public final class DefaultLockClient implements LockClient {
   private static final Logger log = LoggerFactory.getLogger(DefaultLockClient.class);
@@ -58,6 +59,8 @@ public final class DefaultLockClient implements LockClient {
   static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(5);
   /** Threads of the client's own completion pool, at most. */
   static final int COMPLETION_THREADS = 4;
+  /** How often the leak detector looks for dropped leases once there have been any to watch. */
+  private static final long LEAK_POLL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /** A Lock view hold: one lock (kind and name) held by one thread. */
   record HoldKey(Primitive primitive, String name, Thread thread) {}
@@ -83,6 +86,9 @@ public final class DefaultLockClient implements LockClient {
   /** Where user-facing async results complete; see {@link #completions()}. */
   private final Executor completions;
   private final AtomicBoolean completionRejectionLogged = new AtomicBoolean();
+  /** Finds lease-view leases dropped without release, or null when leak detection is off. */
+  private final LeakDetector leaks;
+  private final AtomicBoolean leakPolling = new AtomicBoolean();
 
   /**
    * Opens {@code backend} for a new client.
@@ -106,6 +112,7 @@ public final class DefaultLockClient implements LockClient {
     this.ownCompletions = options.completionExecutor().isPresent() ? null : completionPool(clientId);
     Executor target = options.completionExecutor().orElse(ownCompletions);
     this.completions = task -> complete(target, task);
+    this.leaks = options.leakDetection() ? new LeakDetector(this::leaseDropped) : null;
     try {
       backend.open(new BackendContext(clientId, options.namespace(), this::onWake,
           options.clientName().orElse(null)));
@@ -382,6 +389,136 @@ public final class DefaultLockClient implements LockClient {
     return out;
   }
 
+  // ------------------------------------------------------------------ leak detection
+
+  /**
+   * @return where the caller is acquiring a lease, to be logged if the lease leaks; null when leak
+   *     detection is off. A {@code Throwable} records the frames cheaply and only turns them into text
+   *     if it is ever printed.
+   */
+  Throwable acquisitionSite() {
+    return leaks == null ? null : new AcquisitionSite(Thread.currentThread().getName());
+  }
+
+  /** The stack of an acquisition, shown in leak warnings. */
+  static final class AcquisitionSite extends Throwable {
+    private static final long serialVersionUID = 1L;
+    private final long at = System.nanoTime();
+
+    AcquisitionSite(String thread) {
+      super("the lease was acquired here, by thread '" + thread + "'", null, false, true);
+    }
+
+    /** @return how long ago the acquisition started */
+    java.time.Duration age() {
+      return java.time.Duration.ofMillis(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - at));
+    }
+
+    /** Classes whose frames sit on top of every recorded stack: the caller's frame is what matters. */
+    private static final Set<String> OURS = Set.of(DefaultLockClient.class.getName(),
+        AbstractLeaseSource.class.getName(), DefaultDistributedLock.class.getName(),
+        DefaultReadWriteLock.class.getName(), DefaultSemaphore.class.getName(),
+        io.locksmith.LeaseSource.class.getName(), io.locksmith.DistributedLock.class.getName());
+
+    /** @return {@code site} starting at the caller's frame; only called to report, so cost is no matter */
+    static Throwable forReport(Throwable site) {
+      if (site instanceof AcquisitionSite) {
+        StackTraceElement[] frames = site.getStackTrace();
+        int first = 0;
+        while (first < frames.length - 1 && OURS.contains(frames[first].getClassName())) {
+          first++;
+        }
+        site.setStackTrace(java.util.Arrays.copyOfRange(frames, first, frames.length));
+      }
+      return site;
+    }
+  }
+
+  /**
+   * Hands a granted lease-view lease to its caller: as a handle the leak detector watches when leak
+   * detection is on.
+   *
+   * @param site from {@link #acquisitionSite()}, taken on the caller's thread when it asked
+   */
+  io.locksmith.Lease publish(DefaultLease lease, Throwable site) {
+    lease.acquiredAt(site);
+    if (leaks == null) {
+      return lease;
+    }
+    LeaseHandle handle = new LeaseHandle(lease, leaks, site);
+    if (leakPolling.compareAndSet(false, true)) {
+      try {
+        scheduler.scheduleWithFixedDelay(this::pollLeaks, LEAK_POLL_NANOS, LEAK_POLL_NANOS,
+            TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException closedMeanwhile) {
+        log.debug("client closed; no leak detection");
+      }
+    }
+    return handle;
+  }
+
+  private void pollLeaks() {
+    try {
+      leaks.poll();
+    } catch (RuntimeException e) {
+      log.warn("leak detection failed; it goes on at the next poll", e);
+    }
+  }
+
+  /** @return how many handed-out lease-view leases the leak detector watches (tests) */
+  int watchedForLeaks() {
+    return leaks == null ? 0 : leaks.size();
+  }
+
+  /** Runs the leak detector now (tests: after forcing a collection). */
+  void pollLeaksNow() {
+    if (leaks != null) {
+      leaks.poll();
+    }
+  }
+
+  /** The leak detector found a lease-view lease dropped by its holder; runs on the timer thread. */
+  private void leaseDropped(DefaultLease lease, Throwable site) {
+    LeaseState state = lease.state();
+    if (state.isFinal() || closed) {
+      return; // ended by itself (lost, released by close()): nothing held, nothing to report
+    }
+    String age = site instanceof AcquisitionSite a ? ", " + a.age().toMillis() + " ms after it was acquired"
+        : "";
+    log.warn("a lease on lock '{}' (token {}, {}) became unreachable without release() or close(){}; it is "
+        + "released now. Release every lease in a finally block or with try-with-resources", lease.lockName(),
+        lease.fencingToken(), state, age, AcquisitionSite.forReport(site));
+    giveBack(lease);
+  }
+
+  /**
+   * A Lock-view hold due for renewal belongs to a thread that has ended, so no thread can unlock it.
+   * Releasing it is what the thread's {@code finally { unlock(); }} would have done: the thread does
+   * nothing more under the lock, so keeping it (renewed for the life of the client, or even only until
+   * its lease runs out) would protect nothing and make everyone else wait. Never throws or blocks: the
+   * renewer calls it on the timer thread.
+   */
+  void holderThreadEnded(DefaultLease lease) {
+    try {
+      if (lease.state().isFinal()) {
+        return;
+      }
+      log.warn("thread '{}' ended while holding lock '{}' (Lock view, {} hold(s), token {}) without unlocking "
+          + "it; no other thread can unlock it, so it is released now instead of being renewed. Unlock in a "
+          + "finally block, or use runLocked", lease.holdKey.thread().getName(), lease.lockName(),
+          lease.holdCount(), lease.fencingToken(), AcquisitionSite.forReport(lease.acquiredAt()));
+      CompletableFuture<Boolean> release = releaseLeaseAsync(lease);
+      track(release);
+      release.whenComplete((owned, failure) -> {
+        if (failure != null) {
+          log.debug("could not release lock '{}' of an ended thread: {}", lease.lockName(), failure.toString());
+        }
+      });
+    } catch (RuntimeException e) {
+      log.warn("could not release lock '{}' of an ended thread", lease.lockName(), e);
+    }
+  }
+
   /** {@code <clientId>:<seq>}, or {@code <clientId>:<seq>@<clientName>} when the client has a name. */
   String newOwnerId() {
     return clientId + ":" + Long.toString(sequence.incrementAndGet(), 36) + ownerSuffix;
@@ -430,6 +567,17 @@ public final class DefaultLockClient implements LockClient {
    */
   Acquisition startAcquisition(LockOps ops, String name, LockOptions lockOptions, long waitNanos,
       HoldKey holdKey, String owner) {
+    return startAcquisition(ops, name, lockOptions, waitNanos, holdKey, owner, null);
+  }
+
+  /**
+   * Starts an acquisition whose backend replies {@code observer} sees (a semaphore learns its stored
+   * permit count from them).
+   *
+   * @param observer told of every reply on the thread that delivers it, or null
+   */
+  Acquisition startAcquisition(LockOps ops, String name, LockOptions lockOptions, long waitNanos,
+      HoldKey holdKey, String owner, java.util.function.Consumer<AcquireReply> observer) {
     ensureOpen();
     Acquisition acquisition = new Acquisition(this, ops, name, lockOptions, owner, waitNanos, holdKey);
     running.add(acquisition);
@@ -442,6 +590,9 @@ public final class DefaultLockClient implements LockClient {
         waiters.remove(acquisition.waiterId());
       }
       throw new IllegalStateException("lock client " + clientId + " is closed");
+    }
+    if (observer != null) {
+      acquisition.observe(observer);
     }
     acquisition.start();
     return acquisition;
@@ -466,6 +617,13 @@ public final class DefaultLockClient implements LockClient {
   void leaseEnded(DefaultLease lease) {
     live.remove(lease);
     renewer.remove(lease);
+    if (lease.isLost() && lease.orphaned() && threadHolds.remove(lease.holdKey, lease)) {
+      // The hold stays registered so that its thread's unlock() reports the loss; an ended thread will
+      // never call it, and the entry would keep the dead thread for the life of the client.
+      log.warn("thread '{}' ended while holding lock '{}' (Lock view, token {}) without unlocking it; the "
+          + "lock was held until its lease ran out", lease.holdKey.thread().getName(), lease.lockName(),
+          lease.fencingToken(), AcquisitionSite.forReport(lease.acquiredAt()));
+    }
   }
 
   /** Drops every reference the client keeps to a lease, including its Lock view hold. */

@@ -833,10 +833,22 @@ final class RedisBackend implements LockBackend {
    */
   CompletionStage<AcquireReply> runAcquire(LockOps ops, RedisScript script, AcquireCall call, String name,
       String owner, AcquireMode mode, String waiterId) {
+    return runAcquire(ops, script, call, name, owner, mode, waiterId, RedisBackend::toAcquireReply);
+  }
+
+  /**
+   * As {@link #runAcquire(LockOps, RedisScript, AcquireCall, String, String, AcquireMode, String)}, for a
+   * script whose reply says more than the common {@code {1, token, holds}} / {@code {0, retry, …}} (the
+   * semaphore's carries its counts).
+   *
+   * @param parse turns the script's reply into the SPI's
+   */
+  CompletionStage<AcquireReply> runAcquire(LockOps ops, RedisScript script, AcquireCall call, String name,
+      String owner, AcquireMode mode, String waiterId, Function<List<Object>, AcquireReply> parse) {
     ReplicaAckLanes l = lanes;
     if (replicaAcks == 0 || mode == AcquireMode.REENTER || l == null) {
       CompletionStage<List<Object>> raw = run(script, ScriptOutputType.MULTI, call.what, call.keys, call.args);
-      return trackWaiter(name, waiterId, raw.thenApply(RedisBackend::toAcquireReply));
+      return trackWaiter(name, waiterId, raw.thenApply(parse));
     }
     return l.borrow().handle((lane, f) -> {
       if (f != null) {
@@ -844,7 +856,7 @@ final class RedisBackend implements LockBackend {
       }
       CompletableFuture<List<Object>> raw =
           run(lane.lane().commands(), script, ScriptOutputType.MULTI, call.what, call.keys, call.args);
-      return trackWaiter(name, waiterId, raw.thenApply(RedisBackend::toAcquireReply)).handle((reply, failed) -> {
+      return trackWaiter(name, waiterId, raw.thenApply(parse)).handle((reply, failed) -> {
         if (failed != null) {
           laneFailed(l, lane, failed);
           return CompletableFuture.<AcquireReply>failedFuture(failed);
