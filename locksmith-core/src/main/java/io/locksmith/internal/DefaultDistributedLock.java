@@ -1,10 +1,12 @@
 package io.locksmith.internal;
 
+import io.locksmith.AcquireInterruptedException;
 import io.locksmith.AcquireTimeoutException;
 import io.locksmith.DistributedLock;
 import io.locksmith.DistributedReadWriteLock;
 import io.locksmith.Lease;
 import io.locksmith.LeaseLostException;
+import io.locksmith.LockException;
 import io.locksmith.LockInfo;
 import io.locksmith.LockKind;
 import io.locksmith.LockOptions;
@@ -20,6 +22,7 @@ import java.util.concurrent.TimeUnit;
  * Both views of one named lock of one primitive (exclusive, fair, or a side of a read-write lock).
  */
 final class DefaultDistributedLock extends AbstractLeaseSource implements DistributedLock {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(DefaultDistributedLock.class);
   private final Primitive primitive;
 
   DefaultDistributedLock(DefaultLockClient client, LockOps ops, Primitive primitive, String name,
@@ -119,6 +122,52 @@ final class DefaultDistributedLock extends AbstractLeaseSource implements Distri
   @Override
   public String toString() {
     return "DistributedLock[" + primitive + " " + name + ", " + options + "]";
+  }
+
+  // ---------------------------------------------------------------- run under the lock
+
+  @Override
+  public <E extends Exception> void runLocked(Duration wait, LockedRunnable<E> task) throws E {
+    Objects.requireNonNull(task, "task");
+    callLocked(wait, () -> {
+      task.run();
+      return null;
+    });
+  }
+
+  /** Through the Lock view, so that the calling thread holds the lock, re-entrantly; see the interface. */
+  @Override
+  public <T, E extends Exception> T callLocked(Duration wait, LockedCallable<T, E> task) throws E {
+    Objects.requireNonNull(task, "task");
+    long nanos = waitNanos(wait);
+    boolean locked;
+    try {
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      locked = lockForThread(nanos, true);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AcquireInterruptedException(name, e);
+    }
+    if (!locked) {
+      throw timeout(wait, (AcquireReply) null);
+    }
+    try {
+      return task.call();
+    } finally {
+      unlockAfterTask();
+    }
+  }
+
+  /** The task is over: a failed unlock must not turn its outcome into an exception (see Lease#close). */
+  private void unlockAfterTask() {
+    try {
+      unlock();
+    } catch (LockException e) {
+      log.warn("lock '{}': unlock after the task failed: {}; the lock expires on the server within its lease "
+          + "of {}", name, e.getMessage(), options.leaseTime());
+    }
   }
 
   @Override

@@ -74,4 +74,20 @@ class RedisLeaseCloseTest {
       proxy.heal();
     }
   }
+
+  @Test
+  void runLockedReturnsTheTasksResultWhenOnlyTheUnlockFails() throws Exception {
+    RedisServer server = REDIS.server();
+    try (WarnCapture log = new WarnCapture();
+        TcpProxy proxy = TcpProxy.start(server.host(), server.port());
+        RedisLockClient client = through(proxy)) {
+      String result = client.lock("task", LEASE).callLocked(Duration.ofSeconds(5), () -> {
+        proxy.blackhole();
+        return "committed";
+      });
+      assertThat(result).isEqualTo("committed");
+      assertThat(log.text()).contains("lock 'task': unlock after the task failed");
+      proxy.heal();
+    }
+  }
 }
