@@ -125,8 +125,11 @@ final class RedisBackend implements LockBackend {
   private RedisTls tls;
   /** Connections reserved for acknowledged grants; null unless replica acknowledgement is on. */
   private volatile ReplicaAckLanes lanes;
-  /** Shared resources owned by someone else (Redlock), or null to create and own them. */
-  private final ClientResources sharedResources;
+  /**
+   * Shared resources owned by someone else (Redlock, or the application's), or null to create and own
+   * them; never shut down here.
+   */
+  private ClientResources sharedResources;
   private ClientResources resources;
   private RedisClient client;
   private BackendContext context;
@@ -181,6 +184,14 @@ final class RedisBackend implements LockBackend {
     this.tokenRule = tokenRule;
     this.sharedResources = sharedResources;
     this.fair = new RedisFairLock(this, waiterRecheck, fenceRetention);
+  }
+
+  /**
+   * Runs on {@code resources}, which someone else owns (the application's Lettuce event loops and
+   * timers): {@link #close()} leaves them running. Call before {@link #open}.
+   */
+  void shareResources(ClientResources resources) {
+    this.sharedResources = Objects.requireNonNull(resources, "resources");
   }
 
   /** Connects, loads the scripts and subscribes, or fails: one node is all there is. */
