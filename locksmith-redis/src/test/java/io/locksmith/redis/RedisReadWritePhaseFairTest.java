@@ -71,4 +71,23 @@ class RedisReadWritePhaseFairTest {
       proxy.heal();
     }
   }
+
+  /**
+   * The write generation outlives a write grant (it is kept for the write lease); like the retained
+   * fence it is bookkeeping, so {@code locksmith list} does not show a released lock because of it.
+   */
+  @Test
+  void theWriteGenerationIsBookkeepingNotActivity() {
+    RedisServer server = REDIS.server();
+    String name = "generation-kept";
+    try (RedisLockClient locks = client(server.uri())) {
+      locks.readWriteLock(name).writeLock().tryAcquire().orElseThrow().release();
+      String[] keys = new RedisKeys(locks.options().namespace()).readWrite(name);
+      assertThat(server.command("GET", keys[8])).as("one write generation").isEqualTo("1");
+      assertThat(Long.parseLong(server.command("PTTL", keys[8]))).as("it expires").isPositive();
+      assertThat(RedisLockScan.locks(locks, 100, Duration.ofSeconds(30)).locks())
+          .as("a released read-write lock is not found")
+          .doesNotContain(new RedisLockScan.Found(io.locksmith.LockKind.READ_WRITE, name));
+    }
+  }
 }
