@@ -139,6 +139,15 @@ local function due_readers(now)
   return redis.call('ZRANGEBYSCORE', RT, '-inf', generation())
 end
 
+-- Whether a due waiting reader is registered (only call while no writer holds).
+local function any_due_reader(now)
+  if redis.call('EXISTS', RT) == 0 then
+    return false
+  end
+  expire_waiting_readers(now)
+  return redis.call('ZCOUNT', RT, '-inf', generation()) > 0
+end
+
 -- No writer holds: wakes the waiting readers that may enter and were not woken yet, one PUBLISH each.
 -- While writers wait those are the readers whose write phase has ended; else every waiting reader.
 -- A woken reader stays registered with ticket 0 until it enters (or gives up, or its entry ends), so
@@ -166,7 +175,7 @@ local function wake_next(now, prefix, name)
   end
   local writers_waiting = writers_wait(now)
   wake_readers(now, writers_waiting, prefix, name)
-  if not writers_waiting or #due_readers(now) > 0 then
+  if not writers_waiting or any_due_reader(now) then
     return
   end
   expire_readers(now)
