@@ -56,7 +56,7 @@ class RedlockLeaseSignalsTest {
 
       long quorumGone = System.nanoTime();
       nodes.get(1).kill();
-      assertThat(uncertain.await(5, TimeUnit.SECONDS)).isTrue();
+      assertThat(uncertain.await(5, TimeUnit.SECONDS)).as("UNCERTAIN once no quorum is connected").isTrue();
       long millis = TimeUnit.NANOSECONDS.toMillis(at.get(LeaseState.UNCERTAIN) - quorumGone);
       System.out.printf("Redlock: UNCERTAIN %d ms after the second of three nodes went%n", millis);
       assertThat(millis).isLessThan(100);
