@@ -11,6 +11,7 @@ import io.locksmith.LeaseLostException;
 import io.locksmith.LeaseSource;
 import io.locksmith.LeaseState;
 import io.locksmith.LockOptions;
+import io.locksmith.testkit.LogCapture;
 import io.locksmith.testkit.RedisServer;
 import io.locksmith.testkit.TcpProxy;
 import java.time.Duration;
@@ -177,7 +178,7 @@ class RedisLeaseSignalsTest {
     for (int i = 0; i < 3; i++) {
       seen.add(new Seen(c.lock("warn-" + i, WATCHED).acquire()));
     }
-    try (WarnCapture log = new WarnCapture()) {
+    try (LogCapture log = new LogCapture()) {
       long dropped = System.nanoTime();
       proxy.resetAll();
       for (Seen s : seen) {
