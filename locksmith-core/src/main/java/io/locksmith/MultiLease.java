@@ -104,6 +104,20 @@ public final class MultiLease implements AutoCloseable {
     return state() == LeaseState.HELD;
   }
 
+  /**
+   * @return whether any member is a degraded, JVM-local lease ({@link Lease#isDegraded()}: the lock's
+   *     options carry a {@link DegradationPolicy} and the backend was unreachable); such a multi-lease
+   *     excludes only within this JVM, and that member's token is refused by every fence
+   */
+  public boolean isDegraded() {
+    for (Lease lease : leases) {
+      if (lease.isDegraded()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** @return the shortest remaining validity of the members, {@link Duration#ZERO} once one is gone */
   public Duration remainingValidity() {
     Duration min = null;
