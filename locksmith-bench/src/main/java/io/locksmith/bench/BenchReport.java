@@ -72,6 +72,13 @@ public record BenchReport(Scenario scenario, int threads, long durationMillis, l
           num(r.wakeupsPerOp(), 2), num(r.handoffP50Micros(), 0), num(r.handoffP99Micros(), 0),
           r.minThreadOps() == null ? "-" : r.minThreadOps() + "/" + r.maxThreadOps()));
     }
+    if (scenario == Scenario.SEGMENTED && !results.isEmpty()) {
+      BenchResult base = results.get(0);
+      for (BenchResult r : results.subList(1, results.size())) {
+        b.append(String.format(Locale.ROOT, "%s: %.1f× the sales per second of %s%n", r.impl(),
+            r.opsPerSec() / base.opsPerSec(), base.impl()));
+      }
+    }
     for (BenchResult r : results) {
       if (r.abandonedWaits() > 0) {
         b.append(String.format(Locale.ROOT, "%s: %d waiting thread(s) gave up 2 s after a window closed%n",

@@ -26,9 +26,19 @@ import java.util.Objects;
  *     network latency rather than this machine's processors dominates, as it does when Redlock's nodes
  *     are separate hosts. One thread only: the proxy holds a connection's chunks back one after
  *     another, so requests overlapping on one connection would be delayed more than once
+ * @param segments for the segmented scenario: the segment counts to compare, each run on the same
+ *     workload in the same run (1 is one lock over the whole stock); 1 to 1024 each, no duplicates
+ * @param hold for the segmented scenario: the work a sale does while it holds its segment's lock, between
+ *     reading the segment and writing it back (the order being recorded; simulated by sleeping, so it
+ *     costs no processor), 0 to 100 ms
  */
 public record BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads,
-    String uri, List<String> nodes, Duration rtt) {
+    String uri, List<String> nodes, Duration rtt, List<Integer> segments, Duration hold) {
+  /** The segment counts compared by default. */
+  public static final List<Integer> DEFAULT_SEGMENTS = List.of(1, 5, 20);
+  /** The default work under a segment's lock. */
+  public static final Duration DEFAULT_HOLD = Duration.ofMillis(2);
+
   /** Every peer name {@code against} accepts. */
   public static final List<String> PEERS = List.of("raw", "locksmith-fair", "locksmith-rw",
       "locksmith-semaphore", "redisson", "redisson-fair", "redisson-fenced", "spring");
@@ -80,6 +90,21 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
     if (!nodes.isEmpty() && nodes.size() != 5) {
       throw new IllegalArgumentException("give all 5 Redlock nodes or none, got " + nodes.size());
     }
+    segments = List.copyOf(segments);
+    if (segments.isEmpty() || segments.stream().anyMatch(n -> n < 1 || n > 1024)
+        || segments.stream().distinct().count() != segments.size()) {
+      throw new IllegalArgumentException("segments must be distinct counts from 1 to 1024, was " + segments);
+    }
+    Objects.requireNonNull(hold, "hold");
+    if (hold.isNegative() || hold.compareTo(Duration.ofMillis(100)) > 0) {
+      throw new IllegalArgumentException("hold must be between 0 and 100ms, was " + hold);
+    }
+  }
+
+  /** Settings with an added round-trip time and the segmented scenario's defaults. */
+  public BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads, String uri,
+      List<String> nodes, Duration rtt) {
+    this(scenario, against, duration, threads, uri, nodes, rtt, DEFAULT_SEGMENTS, DEFAULT_HOLD);
   }
 
   /** Settings without added round-trip time. */

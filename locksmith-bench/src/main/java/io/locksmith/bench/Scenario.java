@@ -13,7 +13,12 @@ public enum Scenario {
   /** Very many waiters on one name: server commands and wake-ups per hand-off. */
   HERD(1000),
   /** One thread, uncontended, on five independent nodes against one: the cost of a quorum. */
-  REDLOCK(1);
+  REDLOCK(1),
+  /**
+   * 64 threads selling one hot item through {@code SegmentedStock}, once per segment count (1 = one lock
+   * over the whole stock): sales per second and the gain of segmenting.
+   */
+  SEGMENTED(64);
 
   final int defaultThreads;
 
@@ -38,6 +43,6 @@ public enum Scenario {
       }
     }
     throw new IllegalArgumentException("unknown scenario '" + name + "'; one of uncontended, many-keys, "
-        + "hot-key, herd, redlock");
+        + "hot-key, herd, redlock, segmented");
   }
 }

@@ -42,6 +42,7 @@ final class Workload {
       case UNCONTENDED, REDLOCK -> "u-" + (i & 1023);
       case MANY_KEYS -> "m-" + t + "-" + (i & 15);
       case HOT_KEY, HERD -> "hot";
+      case SEGMENTED -> "stock"; // a sale picks its segments itself
     };
   }
 

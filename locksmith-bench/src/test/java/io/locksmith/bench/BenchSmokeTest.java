@@ -81,6 +81,32 @@ class BenchSmokeTest {
     }
   }
 
+  /**
+   * The segmented scenario runs each segment count on the same workload and reports the gain. The
+   * ordering check is deliberately loose (4 segments must beat 1 when each sale holds its segment for
+   * 5 ms): it fails if the segments do not run in parallel, and holds on a loaded machine.
+   */
+  @Test
+  void theSegmentedScenarioComparesSegmentCountsInOneRun() throws Exception {
+    ByteArrayOutputStream progress = new ByteArrayOutputStream();
+    BenchReport report = Bench.run(new BenchSettings(Scenario.SEGMENTED, List.of(), Duration.ofSeconds(1), 8,
+        null, List.of(), Duration.ZERO, List.of(1, 4), Duration.ofMillis(5)),
+        new PrintStream(progress, true, StandardCharsets.UTF_8));
+
+    assertThat(report.results()).extracting(BenchResult::impl).containsExactly("segments-1", "segments-4");
+    for (BenchResult r : report.results()) {
+      assertThat(r.opsPerSec()).as(r.impl() + " sales/s").isPositive();
+      assertThat(r.p99Micros()).as(r.impl() + " p99").isGreaterThanOrEqualTo(r.p50Micros());
+      // a sale: acquire, read, write, release at least (and tries of busy segments)
+      assertThat(r.serverCommandsPerOp()).as(r.impl() + " commands per sale").isGreaterThanOrEqualTo(4.0);
+      assertThat(r.p50Micros()).as(r.impl() + " a sale includes the 5 ms hold").isGreaterThanOrEqualTo(5000);
+    }
+    assertThat(report.results().get(1).opsPerSec()).as("4 segments sell faster than 1")
+        .isGreaterThan(report.results().get(0).opsPerSec() * 1.5);
+    assertThat(report.toTable()).contains("segments-4:").contains("× the sales per second of segments-1");
+    assertThat(report.toJson()).contains("\"scenario\": \"segmented\"");
+  }
+
   @Test
   void badSettingsAreRejected() {
     assertThatThrownBy(() -> Scenario.parse("everything")).isInstanceOf(IllegalArgumentException.class)
@@ -98,5 +124,14 @@ class BenchSmokeTest {
     assertThatThrownBy(() -> new BenchSettings(Scenario.UNCONTENDED, List.of(), Duration.ofSeconds(1), 0,
         "rediss://127.0.0.1:6379", List.of(), Duration.ofMillis(1)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("plain redis://");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.SEGMENTED, List.of(), Duration.ofSeconds(1), 0,
+        null, List.of(), Duration.ZERO, List.of(1, 1), Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("segments");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.SEGMENTED, List.of(), Duration.ofSeconds(1), 0,
+        null, List.of(), Duration.ZERO, List.of(0), Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("segments");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.SEGMENTED, List.of(), Duration.ofSeconds(1), 0,
+        null, List.of(), Duration.ZERO, List.of(1), Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("hold");
   }
 }

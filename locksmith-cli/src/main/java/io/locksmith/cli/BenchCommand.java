@@ -26,7 +26,8 @@ final class BenchCommand {
       settings = new BenchSettings(Scenario.parse(scenarioName), list(args.get("against",
           String.join(",", BenchSettings.PEERS))), args.duration("duration", Duration.ofSeconds(10)),
           args.intValue("threads", 0, 1, 10_000), args.get("uri", null), list(args.get("nodes", "")),
-          args.duration("rtt", Duration.ZERO));
+          args.duration("rtt", Duration.ZERO), counts(args.get("segments", null)),
+          args.duration("hold", BenchSettings.DEFAULT_HOLD));
     } catch (IllegalArgumentException e) {
       throw new Args.UsageException(e.getMessage());
     }
@@ -38,6 +39,18 @@ final class BenchCommand {
       out.println("wrote " + json);
     }
     return 0;
+  }
+
+  /** {@code --segments 1,5,20}: the segment counts of the segmented scenario. */
+  private static List<Integer> counts(String csv) {
+    if (csv == null) {
+      return BenchSettings.DEFAULT_SEGMENTS;
+    }
+    try {
+      return list(csv).stream().map(Integer::valueOf).toList();
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("--segments takes counts like 1,5,20, was '" + csv + "'");
+    }
   }
 
   private static List<String> list(String csv) {

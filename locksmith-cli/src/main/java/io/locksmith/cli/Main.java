@@ -40,6 +40,9 @@ public final class Main {
       "        Locksmith and its peers (raw, redisson, redisson-fair, redisson-fenced, spring; default",
       "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given;",
       "        --rtt adds that round trip to every server link, as between hosts",
+      "  bench --scenario segmented [--segments 1,5,20] [--hold 2ms] [--duration 10s] [--threads 64]",
+      "        one hot item sold through SegmentedStock with each segment count in one run (1 = one lock",
+      "        over the whole stock), each sale holding its segment for --hold; prints the gain",
       "  check --backend redis|sentinel|cluster|redlock|in-jvm --fault NAME [--fenced|--unfenced] [--clients N]",
       "        [--duration 30s] [--json FILE] [--html FILE]   |   check --self-test   |   check --help",
       "        the safety checker: contending clients under an injected fault, checked for overlapping",
@@ -69,7 +72,8 @@ public final class Main {
         case "demo-worker" -> DemoWorker.run(new Args(argv, 1,
             Set.of("mode", "uri", "threads", "think", "max-run", "items"), Set.of()));
         case "bench" -> BenchCommand.run(new Args(argv, 1,
-            Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "json"), Set.of()), out);
+            Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "json", "segments", "hold"),
+            Set.of()), out);
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);
