@@ -27,7 +27,8 @@ final class BenchCommand {
           String.join(",", BenchSettings.PEERS))), args.duration("duration", Duration.ofSeconds(10)),
           args.intValue("threads", 0, 1, 10_000), args.get("uri", null), list(args.get("nodes", "")),
           args.duration("rtt", Duration.ZERO), counts(args.get("segments", null)),
-          args.duration("hold", BenchSettings.DEFAULT_HOLD));
+          "0".equals(args.get("hold", null)) ? Duration.ZERO // no work under the lock at all
+              : args.duration("hold", BenchSettings.DEFAULT_HOLD));
     } catch (IllegalArgumentException e) {
       throw new Args.UsageException(e.getMessage());
     }

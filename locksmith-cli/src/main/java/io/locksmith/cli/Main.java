@@ -42,7 +42,7 @@ public final class Main {
       "        --rtt adds that round trip to every server link, as between hosts",
       "  bench --scenario segmented [--segments 1,5,20] [--hold 2ms] [--duration 10s] [--threads 64]",
       "        one hot item sold through SegmentedStock with each segment count in one run (1 = one lock",
-      "        over the whole stock), each sale holding its segment for --hold; prints the gain",
+      "        over the whole stock), each sale holding its segment for --hold (0 for none); prints the gain",
       "  check --backend redis|sentinel|cluster|redlock|in-jvm --fault NAME [--fenced|--unfenced] [--clients N]",
       "        [--duration 30s] [--json FILE] [--html FILE]   |   check --self-test   |   check --help",
       "        the safety checker: contending clients under an injected fault, checked for overlapping",
