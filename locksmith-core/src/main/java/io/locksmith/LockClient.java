@@ -155,7 +155,8 @@ public interface LockClient extends AutoCloseable {
 
   /**
    * Deletes a lock whoever holds it, for operators clearing a lock a dead process left behind. The
-   * holder, if alive, finds its lease {@link LeaseState#LOST} at its next renewal; one waiter is woken.
+   * holder, if alive, is told by a backend that can tell it (Redis, Redlock, in-JVM), and its lease is
+   * {@link LeaseState#LOST} at once; otherwise it finds out at its next renewal. One waiter is woken.
    *
    * @param name the lock name
    * @return whether a lock was deleted

@@ -16,6 +16,7 @@ import io.locksmith.Ticker;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
+import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.LockBackend;
 import io.locksmith.spi.LockOps;
 import io.locksmith.spi.Primitive;
@@ -91,6 +92,8 @@ public final class DefaultLockClient implements LockClient {
   /** Finds lease-view leases dropped without release, or null when leak detection is off. */
   private final LeakDetector leaks;
   private final AtomicBoolean leakPolling = new AtomicBoolean();
+  /** What the backend reports about the connection and evicted holds, applied to the live leases. */
+  private final LeaseSignals signals = new LeaseSignals(this);
 
   /**
    * Opens {@code backend} for a new client.
@@ -117,7 +120,7 @@ public final class DefaultLockClient implements LockClient {
     this.leaks = options.leakDetection() ? new LeakDetector(this::leaseDropped) : null;
     try {
       backend.open(new BackendContext(clientId, options.namespace(), this::onWake,
-          options.clientName().orElse(null)));
+          options.clientName().orElse(null), signals));
     } catch (RuntimeException e) {
       shutdownThreads();
       backend.close();
@@ -156,6 +159,7 @@ public final class DefaultLockClient implements LockClient {
   @Override
   public DistributedLock lock(String name, LockOptions lockOptions) {
     checkLock(name, lockOptions, LockKind.EXCLUSIVE);
+    signals.register(backend, HoldKind.EXCLUSIVE);
     DistributedLock lock = new DefaultDistributedLock(this, backend, Primitive.EXCLUSIVE, name, lockOptions);
     // an efficiency lock that may fall back to a JVM-local lock: the opt-in of issue 17
     return lockOptions.degradation().<DistributedLock>map(p -> new DegradableLock(this, lock, p)).orElse(lock);
@@ -164,13 +168,18 @@ public final class DefaultLockClient implements LockClient {
   @Override
   public DistributedLock fairLock(String name, LockOptions lockOptions) {
     checkLock(name, lockOptions, LockKind.FAIR);
-    return new DefaultDistributedLock(this, backend.ops(Primitive.FAIR), Primitive.FAIR, name, lockOptions);
+    LockOps ops = backend.ops(Primitive.FAIR);
+    signals.register(ops, HoldKind.FAIR);
+    return new DefaultDistributedLock(this, ops, Primitive.FAIR, name, lockOptions);
   }
 
   @Override
   public DistributedReadWriteLock readWriteLock(String name, LockOptions lockOptions) {
     checkLock(name, lockOptions, LockKind.READ_WRITE);
-    return new DefaultReadWriteLock(this, name, lockOptions, backend);
+    DefaultReadWriteLock lock = new DefaultReadWriteLock(this, name, lockOptions, backend);
+    signals.register(((AbstractLeaseSource) lock.readLock()).ops, HoldKind.READ);
+    signals.register(((AbstractLeaseSource) lock.writeLock()).ops, HoldKind.WRITE);
+    return lock;
   }
 
   @Override
@@ -179,7 +188,9 @@ public final class DefaultLockClient implements LockClient {
     if (permits < 1) {
       throw new IllegalArgumentException("a semaphore needs at least 1 permit, was " + permits);
     }
-    return new DefaultSemaphore(this, backend.semaphoreOps(permits), name, permits, lockOptions);
+    io.locksmith.spi.SemaphoreOps ops = backend.semaphoreOps(permits);
+    signals.register(ops, HoldKind.PERMIT);
+    return new DefaultSemaphore(this, ops, name, permits, lockOptions);
   }
 
   private void checkLock(String name, LockOptions lockOptions, LockKind kind) {
@@ -337,6 +348,26 @@ public final class DefaultLockClient implements LockClient {
 
   void removeCloseHook(Runnable hook) {
     closeHooks.remove(hook);
+  }
+
+  LeaseSignals signals() {
+    return signals;
+  }
+
+  /** @return the leases granted and not yet ended (a live view) */
+  Iterable<DefaultLease> liveLeases() {
+    return live;
+  }
+
+  /** Runs {@code task} on the timer thread, after what is queued there; dropped after close. */
+  void runOnTimer(Runnable task) {
+    schedule(() -> {
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        log.warn("lock client {}: handling a backend event failed", clientId, e);
+      }
+    }, 0);
   }
 
   /** Schedules on the client's timer thread; after close, returns a cancelled future instead. */
@@ -627,6 +658,7 @@ public final class DefaultLockClient implements LockClient {
       renewer.add(lease);
     }
     lease.start();
+    signals.leaseCreated(lease);
     return lease;
   }
 

@@ -1,6 +1,6 @@
 package io.locksmith.internal;
 
-import static io.locksmith.internal.LogCapture.eventually;
+import static io.locksmith.testkit.LogCapture.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -19,6 +19,7 @@ import io.locksmith.MultiLock;
 import io.locksmith.NoFencingTokenException;
 import io.locksmith.StaleTokenException;
 import io.locksmith.injvm.InJvmLockServer;
+import io.locksmith.testkit.LogCapture;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

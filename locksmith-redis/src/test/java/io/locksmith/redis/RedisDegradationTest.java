@@ -15,6 +15,7 @@ import io.locksmith.Lease;
 import io.locksmith.LeaseState;
 import io.locksmith.LockOptions;
 import io.locksmith.NoFencingTokenException;
+import io.locksmith.testkit.LogCapture;
 import io.locksmith.testkit.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -79,7 +80,7 @@ class RedisDegradationTest {
       }
 
       locks.kill();
-      try (WarnCapture log = new WarnCapture()) {
+      try (LogCapture log = new LogCapture()) {
         // the efficiency lock: granted locally, and says so
         Lease degraded = a.lock(report, efficiency).acquire(Duration.ofSeconds(10));
         assertThat(degraded.isDegraded()).isTrue();
