@@ -114,6 +114,21 @@ public interface LockClient extends AutoCloseable {
    */
   DistributedSemaphore semaphore(String name, int permits, LockOptions options);
 
+  /**
+   * Several exclusive locks acquired as one, in a global order so that callers never deadlock; see
+   * {@link MultiLock}. The same as {@code MultiLock.of(this, List.of(names))}.
+   *
+   * @param names the lock names, in any order; at least one, no duplicates
+   * @return the multi-lock, with the client's default lease policy
+   * @throws NullPointerException if {@code names} or a name is null
+   * @throws IllegalArgumentException if there is no name, a duplicate, or a name that is not valid (see
+   *     above)
+   * @throws IllegalStateException if the client is closed
+   */
+  default MultiLock multiLock(String... names) {
+    return MultiLock.of(this, java.util.Arrays.asList(names));
+  }
+
   /** @return what this client's backend offers */
   Capabilities capabilities();
 

@@ -78,6 +78,8 @@ public final class DefaultLockClient implements LockClient {
   /** Operations {@link #close()} waits for: rounds it interrupted, releases and give-backs. */
   private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
   private final Set<Acquisition> running = ConcurrentHashMap.newKeySet();
+  /** Run by {@link #close()} after the leases are released: ends what lives outside them (degraded leases). */
+  private final Set<Runnable> closeHooks = ConcurrentHashMap.newKeySet();
   private final AtomicLong sequence = new AtomicLong();
   /** {@code "@" + client name}, or empty: appended to owner ids (not waiter ids, which stay short). */
   private final String ownerSuffix;
@@ -158,7 +160,9 @@ public final class DefaultLockClient implements LockClient {
   public DistributedLock lock(String name, LockOptions lockOptions) {
     checkLock(name, lockOptions, LockKind.EXCLUSIVE);
     signals.register(backend, HoldKind.EXCLUSIVE);
-    return new DefaultDistributedLock(this, backend, Primitive.EXCLUSIVE, name, lockOptions);
+    DistributedLock lock = new DefaultDistributedLock(this, backend, Primitive.EXCLUSIVE, name, lockOptions);
+    // an efficiency lock that may fall back to a JVM-local lock: the opt-in of issue 17
+    return lockOptions.degradation().<DistributedLock>map(p -> new DegradableLock(this, lock, p)).orElse(lock);
   }
 
   @Override
@@ -257,6 +261,13 @@ public final class DefaultLockClient implements LockClient {
     for (DefaultLease lease : new ArrayList<>(live)) {
       track(releaseLeaseAsync(lease));
     }
+    for (Runnable hook : new ArrayList<>(closeHooks)) {
+      try {
+        hook.run();
+      } catch (RuntimeException e) {
+        log.warn("while closing: a close hook threw", e);
+      }
+    }
     while (!inFlight.isEmpty() && System.nanoTime() < deadline) {
       try {
         CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
@@ -328,6 +339,15 @@ public final class DefaultLockClient implements LockClient {
 
   Renewer renewer() {
     return renewer;
+  }
+
+  /** Has {@code hook} run when the client closes (once, unless removed before). */
+  void addCloseHook(Runnable hook) {
+    closeHooks.add(hook);
+  }
+
+  void removeCloseHook(Runnable hook) {
+    closeHooks.remove(hook);
   }
 
   LeaseSignals signals() {
