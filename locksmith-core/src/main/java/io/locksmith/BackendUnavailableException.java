@@ -4,6 +4,10 @@ package io.locksmith;
  * The backend could not be reached, or did not answer within the command timeout. Nothing was granted:
  * Locksmith fails closed. For a lease already held, the same condition moves the lease to
  * {@link LeaseState#UNCERTAIN} rather than throwing.
+ *
+ * <p>This is the transient failure: an acquisition that may wait retries it until its wait runs out
+ * and throws it only then, naming the wait, with the last attempt's failure as the cause; a call that
+ * does not wait throws it at once.
  */
 public class BackendUnavailableException extends LockException {
   private static final long serialVersionUID = 1L;

@@ -28,8 +28,13 @@ import java.util.concurrent.locks.Lock;
  * timeout on a single Redis node and longer for Redlock (up to three node timeouts), with replica
  * acknowledgement, or when a grant that came too late is given back; see {@link LeaseSource}.
  *
- * <p><b>Failure.</b> When the backend cannot be reached, acquisition fails with
- * {@link BackendUnavailableException}; nothing is granted that the backend did not grant.
+ * <p><b>Failure.</b> A call that does not wait ({@link #tryLock()}, {@link #tryAcquire()}) fails with
+ * {@link BackendUnavailableException} when the backend cannot be reached. A call that waits keeps
+ * trying across reconnects and command timeouts until its wait runs out, and only then fails with
+ * {@code BackendUnavailableException}, the last failure as its cause; {@link #lock()} and
+ * {@link #acquire()} wait through any outage (see {@link LeaseSource}). A re-entry by a thread that
+ * already holds the lock is one round trip and fails at once. Nothing is granted that the backend did
+ * not grant.
  *
  * <p><b>Kinds.</b> The same interface serves the exclusive lock ({@link LockClient#lock(String)}), the
  * fair lock ({@link LockClient#fairLock(String)}: granted in arrival order) and both sides of a
@@ -61,13 +66,63 @@ public interface DistributedLock extends Lock, LeaseSource {
    */
   boolean forceUnlock();
 
+  /**
+   * Runs {@code task} while the calling thread holds this lock; see {@link #callLocked}.
+   *
+   * @throws E whatever the task threw, unchanged; the lock is released all the same
+   * @throws AcquireTimeoutException if the lock was not acquired within {@code wait}; the task did not
+   *     run
+   * @throws AcquireInterruptedException if the thread was interrupted while waiting (its interrupt
+   *     status is set again); the task did not run
+   * @throws BackendUnavailableException if the backend cannot be reached to acquire; the task did not
+   *     run
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; the task did not run
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   * @throws IllegalStateException if the client is closed, or on the write side of a read-write lock
+   *     while the thread holds the read side
+   */
+  @Override
+  <E extends Exception> void runLocked(Duration wait, LockedRunnable<E> task) throws E;
+
+  /**
+   * Calls {@code task} while the calling thread holds this lock, through the {@link Lock} view: {@code
+   * tryLock(wait)}, the task, {@code unlock()} in a {@code finally}. So it is re-entrant per thread (a
+   * task that calls {@code runLocked} or {@code lock()} on the same lock again enters at once), a read
+   * under the thread's write hold is a downgrade, and {@link #currentThreadLease()} gives the task the
+   * lease and its fencing token. Otherwise as {@link LeaseSource#callLocked}: exceptions of the task pass
+   * through unchanged, and an {@code unlock()} that fails after the task returned (backend unreachable,
+   * hold lost) is logged at WARN instead of thrown, as {@link Lease#close()} does.
+   *
+   * @param wait how long to wait for the lock; {@link Duration#ZERO} tries once
+   * @param task the work to do under the lock
+   * @param <T> the task's result type
+   * @param <E> what the task may throw, passed on unchanged
+   * @return what the task returned
+   * @throws E whatever the task threw, unchanged; the lock is released all the same
+   * @throws AcquireTimeoutException if the lock was not acquired within {@code wait}; the task did not
+   *     run
+   * @throws AcquireInterruptedException if the thread was interrupted while waiting (its interrupt
+   *     status is set again); the task did not run
+   * @throws BackendUnavailableException if the backend cannot be reached to acquire; the task did not
+   *     run
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; the task did not run
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   * @throws IllegalStateException if the client is closed, or on the write side of a read-write lock
+   *     while the thread holds the read side
+   */
+  @Override
+  <T, E extends Exception> T callLocked(Duration wait, LockedCallable<T, E> task) throws E;
+
   // ---------------------------------------------------------------- Lock view
 
   /**
-   * Acquires for the calling thread, waiting as long as it takes, ignoring interrupts (the interrupt
-   * status is restored on return). Re-entrant.
+   * Acquires for the calling thread, waiting as long as it takes, through outages too, ignoring
+   * interrupts (the interrupt status is restored on return). Re-entrant.
    *
-   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws BackendUnavailableException only on re-entry (the thread already holds the lock), if the
+   *     backend cannot be reached; a first acquisition waits for the backend
    * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
    *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
    *     lost (see {@link DistributedReadWriteLock})
@@ -81,7 +136,8 @@ public interface DistributedLock extends Lock, LeaseSource {
    *
    * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
    *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
-   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws BackendUnavailableException only on re-entry (the thread already holds the lock), if the
+   *     backend cannot be reached; a first acquisition waits for the backend
    * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
    *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
    *     lost (see {@link DistributedReadWriteLock})
@@ -107,7 +163,8 @@ public interface DistributedLock extends Lock, LeaseSource {
    * @return whether the calling thread now holds the lock
    * @throws InterruptedException if the thread was interrupted on entry (then nothing is sent) or is
    *     interrupted while waiting; nothing is then held, and the interrupt status is cleared
-   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws BackendUnavailableException if the wait ran out while the backend could not be reached
+   *     (the cause is the last attempt's failure), or on re-entry if it cannot be reached
    * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; on the read side
    *     of a read-write lock also on a downgrade (the thread holds the write side) whose write hold was
    *     lost (see {@link DistributedReadWriteLock})

@@ -26,9 +26,24 @@ import java.util.Objects;
  *     network latency rather than this machine's processors dominates, as it does when Redlock's nodes
  *     are separate hosts. One thread only: the proxy holds a connection's chunks back one after
  *     another, so requests overlapping on one connection would be delayed more than once
+ * @param readRatio the rw-mix scenario: the share of the threads that only read (the others only
+ *     write), rounded to a thread count with at least one of each; {@link #DEFAULT_READ_RATIO} unless
+ *     given
+ * @param segments for the segmented scenario: the segment counts to compare, each run on the same
+ *     workload in the same run (1 is one lock over the whole stock); 1 to 1024 each, no duplicates
+ * @param hold for the segmented scenario: the work a sale does while it holds its segment's lock, between
+ *     reading the segment and writing it back (the order being recorded; simulated by sleeping, so it
+ *     costs no processor), 0 to 100 ms
  */
 public record BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads,
-    String uri, List<String> nodes, Duration rtt) {
+    String uri, List<String> nodes, Duration rtt, double readRatio, List<Integer> segments, Duration hold) {
+  /** The share of reading threads in the rw-mix scenario unless told otherwise. */
+  public static final double DEFAULT_READ_RATIO = 0.8;
+  /** The segment counts compared by default. */
+  public static final List<Integer> DEFAULT_SEGMENTS = List.of(1, 5, 20);
+  /** The default work under a segment's lock. */
+  public static final Duration DEFAULT_HOLD = Duration.ofMillis(2);
+
   /** Every peer name {@code against} accepts. */
   public static final List<String> PEERS = List.of("raw", "locksmith-fair", "locksmith-rw",
       "locksmith-semaphore", "redisson", "redisson-fair", "redisson-fenced", "spring");
@@ -38,7 +53,8 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
    * @throws IllegalArgumentException for an unknown peer, a duration under 1 s, negative threads, a
    *     node list that is not empty and not 5 long, or an rtt that is negative, over 100 ms (Redlock's
    *     default node timeout is 250 ms), or given with more than one thread or with a URI that is not
-   *     a plain {@code redis://host[:port]} (the proxy stands in for one server, without TLS)
+   *     a plain {@code redis://host[:port]} (the proxy stands in for one server, without TLS); a read
+   *     ratio not strictly between 0 and 1, or rw-mix with fewer than 2 threads (one of each side)
    */
   public BenchSettings {
     Objects.requireNonNull(scenario, "scenario");
@@ -80,6 +96,27 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
     if (!nodes.isEmpty() && nodes.size() != 5) {
       throw new IllegalArgumentException("give all 5 Redlock nodes or none, got " + nodes.size());
     }
+    if (!(readRatio > 0 && readRatio < 1)) { // NaN too
+      throw new IllegalArgumentException("read ratio must be between 0 and 1 (exclusive), was " + readRatio);
+    }
+    if (scenario == Scenario.RW_MIX && threads == 1) {
+      throw new IllegalArgumentException("rw-mix needs at least 2 threads, a reader and a writer");
+    }
+    segments = List.copyOf(segments);
+    if (segments.isEmpty() || segments.stream().anyMatch(n -> n < 1 || n > 1024)
+        || segments.stream().distinct().count() != segments.size()) {
+      throw new IllegalArgumentException("segments must be distinct counts from 1 to 1024, was " + segments);
+    }
+    Objects.requireNonNull(hold, "hold");
+    if (hold.isNegative() || hold.compareTo(Duration.ofMillis(100)) > 0) {
+      throw new IllegalArgumentException("hold must be between 0 and 100ms, was " + hold);
+    }
+  }
+
+  /** Settings with the segmented scenario's defaults. */
+  public BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads, String uri,
+      List<String> nodes, Duration rtt, double readRatio) {
+    this(scenario, against, duration, threads, uri, nodes, rtt, readRatio, DEFAULT_SEGMENTS, DEFAULT_HOLD);
   }
 
   /** Settings without added round-trip time. */
@@ -88,8 +125,20 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
     this(scenario, against, duration, threads, uri, nodes, Duration.ZERO);
   }
 
+  /** Settings with the default read ratio. */
+  public BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads, String uri,
+      List<String> nodes, Duration rtt) {
+    this(scenario, against, duration, threads, uri, nodes, rtt, DEFAULT_READ_RATIO);
+  }
+
   /** @return the thread count in effect */
   public int effectiveThreads() {
     return threads > 0 ? threads : scenario.defaultThreads;
+  }
+
+  /** @return in the rw-mix scenario, how many threads only read: at least one, and one writer left */
+  public int readers() {
+    int all = effectiveThreads();
+    return (int) Math.max(1, Math.min(all - 1, Math.round(all * readRatio)));
   }
 }

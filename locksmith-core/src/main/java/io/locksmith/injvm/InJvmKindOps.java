@@ -4,6 +4,7 @@ import io.locksmith.LockInfo;
 import io.locksmith.SemaphoreInfo;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
+import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.RenewRequest;
 import io.locksmith.spi.SemaphoreOps;
 import java.util.ArrayList;
@@ -42,8 +43,15 @@ final class InJvmKindOps implements SemaphoreOps {
       return down;
     }
     List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
-    AcquireReply reply = table.acquire(side, backend.key(name), owner, leaseMillis, mode, waiterId,
-        backend.context().wakeups(), declaredPermits, wakes);
+    AcquireReply reply;
+    synchronized (table) { // the table's own lock: the counts are those right after this attempt
+      reply = table.acquire(side, backend.key(name), owner, leaseMillis, mode, waiterId,
+          backend.context().wakeups(), declaredPermits, wakes);
+      if (side == InJvmKindTable.Side.PERMIT && !reply.lost()) {
+        SemaphoreInfo counts = table.describe(backend.key(name), name, declaredPermits);
+        reply = reply.withPermits(counts.permits(), counts.taken());
+      }
+    }
     backend.deliver(wakes);
     return done(reply);
   }
@@ -100,9 +108,24 @@ final class InJvmKindOps implements SemaphoreOps {
       return down;
     }
     List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
-    boolean deleted = table.forceUnlock(side, backend.key(name), wakes);
+    List<String> evicted = new ArrayList<>(1);
+    boolean deleted = table.forceUnlock(side, backend.key(name), wakes, evicted);
+    backend.server().noticeEvicted(holdKind(), name, evicted);
     backend.deliver(wakes);
     return done(deleted);
+  }
+
+  private HoldKind holdKind() {
+    switch (side) {
+      case FAIR:
+        return HoldKind.FAIR;
+      case READ:
+        return HoldKind.READ;
+      case WRITE:
+        return HoldKind.WRITE;
+      default:
+        return HoldKind.PERMIT;
+    }
   }
 
   @Override

@@ -1,9 +1,11 @@
 package io.locksmith.internal;
 
+import io.locksmith.BackendUnavailableException;
 import io.locksmith.LockOptions;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.LockOps;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -23,6 +25,21 @@ import org.slf4j.LoggerFactory;
  * A round ends with the wake-up, or with a backstop timer at the holder's remaining lease (in case the
  * wake-up is lost), or at the deadline, whichever comes first. A wake-up that arrives while a round is
  * in flight is remembered and causes one more round at once.
+ *
+ * <p>An attempt that fails with {@link BackendUnavailableException} (no answer within the command
+ * timeout, connection down) does not end a wait: the acquisition tries again after a capped,
+ * jittered backoff ({@link #retryDelayNanos}), never later than its deadline, and fails only when an
+ * attempt at or after the deadline failed too, with a {@code BackendUnavailableException} that names
+ * the wait and carries the last failure. {@code lock()} and {@code acquire()} have no deadline and so
+ * never fail on an outage. An acquisition that may not wait fails with the first failure.
+ *
+ * <p>Every attempt of one acquisition uses the same owner id. An attempt that failed without an answer
+ * may still have been applied (a hung server runs it when it resumes): the next attempt then finds the
+ * lock held by its own owner, which the backend answers, in {@link AcquireMode#NEW}, as a grant with
+ * one hold and the token of that hold, so the late grant simply becomes this acquisition's lease. If
+ * the acquisition ends without a lease after such a failure, the owner id is released once the backend
+ * answers again ({@link DefaultLockClient#giveBackUnanswered}), so that a grant applied after its
+ * caller gave up does not keep the lock for a whole lease.
  */
 final class Acquisition {
   private static final int WAITING = 0;
@@ -30,6 +47,13 @@ final class Acquisition {
   private static final int IN_FLIGHT_WOKEN = 2;
   /** Upper bound of the random delay before retrying after a grant that came too late. */
   private static final long LATE_GRANT_RETRY_MILLIS = 50;
+  /** Retry delay after the first failed attempt; it doubles with each further failure in a row. */
+  static final long RETRY_BASE_MILLIS = 25;
+  /**
+   * Longest retry delay after failed attempts: the Redis client reconnects at least once a second
+   * ({@code RedisBackend.MAX_RECONNECT_DELAY}), so waiting longer only adds delay after an outage.
+   */
+  static final long RETRY_CAP_MILLIS = 1000;
   private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
   private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
@@ -38,13 +62,23 @@ final class Acquisition {
   private final String name;
   private final LockOptions options;
   private final String owner;
+  /** Whether {@link #owner} was minted for this acquisition (not borrowed from a write lease). */
+  private final boolean freshOwner;
   private final String waiterId;
+  private final Duration wait;
   private final long deadline;
   /** Lease minus drift allowance: how long a grant is valid from its send, computed once. */
   private final long validNanos;
   private final boolean unbounded;
   /** Set once a backend wake-up reached this acquisition (a wake-up it must pass on if unused). */
   private volatile boolean woken;
+  /**
+   * Set once an attempt was sent and failed without an answer: it may have been applied on the server.
+   * Read by {@link #finish} after the last round.
+   */
+  private volatile boolean unanswered;
+  /** Failed attempts in a row; only the round in progress touches it. */
+  private int failures;
   private final DefaultLockClient.HoldKey holdKey;
   private final AtomicInteger phase = new AtomicInteger(IN_FLIGHT);
   private volatile ScheduledFuture<?> timer;
@@ -56,16 +90,25 @@ final class Acquisition {
 
   /** Completes with the lease, empty at the deadline, or exceptionally; may be cancelled. */
   final CompletableFuture<Optional<DefaultLease>> result = new CompletableFuture<>();
+  /** Told of every reply the backend sends, before it is acted on; set before {@link #start()}. */
+  private volatile java.util.function.Consumer<AcquireReply> observer;
+  /** The backend's latest reply, for the message of a timeout (a semaphore's counts). */
+  private volatile AcquireReply lastReply;
 
+  /**
+   * @param owner the owner id to acquire as (a downgrade's write owner), or null to mint a new one
+   */
   Acquisition(DefaultLockClient client, LockOps ops, String name, LockOptions options, String owner,
       long waitNanos, DefaultLockClient.HoldKey holdKey) {
     this.client = client;
     this.ops = ops;
     this.name = name;
     this.options = options;
-    this.owner = owner;
+    this.freshOwner = owner == null;
+    this.owner = owner != null ? owner : client.newOwnerId();
     this.holdKey = holdKey;
     this.waiterId = waitNanos > 0 ? client.newWaiterId() : null;
+    this.wait = Duration.ofNanos(waitNanos);
     // A wait too long for nanoseconds in a long arrives saturated (Long.MAX_VALUE) and means no bound.
     // Any other wait may push the deadline past Long.MAX_VALUE: it wraps, and the remaining time is
     // only ever taken as deadline - now, which the wrap leaves exact (as System.nanoTime() documents).
@@ -80,6 +123,28 @@ final class Acquisition {
 
   String waiterId() {
     return waiterId;
+  }
+
+  /** @param observer told of every backend reply, on the thread that delivers it; must not block */
+  void observe(java.util.function.Consumer<AcquireReply> observer) {
+    this.observer = observer;
+  }
+
+  /** @return the backend's latest reply, or null before the first */
+  AcquireReply lastReply() {
+    return lastReply;
+  }
+
+  private void noteReply(AcquireReply reply) {
+    lastReply = reply;
+    java.util.function.Consumer<AcquireReply> o = observer;
+    if (o != null) {
+      try {
+        o.accept(reply);
+      } catch (RuntimeException e) {
+        log.warn("observing an acquire reply of '{}' failed; ignored", name, e);
+      }
+    }
   }
 
   void start() {
@@ -150,12 +215,18 @@ final class Acquisition {
     try {
       reply = ops.acquire(name, owner, options.leaseTime().toMillis(), AcquireMode.NEW,
           waiterId);
-    } catch (RuntimeException e) {
-      thisRound.complete(null);
-      result.completeExceptionally(e);
+    } catch (RuntimeException e) { // nothing was sent
+      try {
+        onFailure(e, false);
+      } finally {
+        thisRound.complete(null);
+      }
       return;
     }
     reply.whenComplete((r, failure) -> {
+      if (r != null) {
+        noteReply(r); // before onReply, which may complete the result
+      }
       CompletionStage<?> rest;
       try {
         rest = onReply(sentAt, r, failure);
@@ -170,9 +241,10 @@ final class Acquisition {
   /** @return completes when the handling of this reply is over (a late grant's give-back included) */
   private CompletionStage<?> onReply(long sentAt, AcquireReply reply, Throwable failure) {
     if (failure != null) {
-      result.completeExceptionally(Futures.unwrap(failure));
+      onFailure(Futures.unwrap(failure), true);
       return DONE;
     }
+    failures = 0;
     if (reply.granted() && validityLeft(sentAt) <= 0) {
       // The reply came too late (a pause, a slow network or a slow quorum): the lease may already have
       // run out on the server and the lock be someone else's. Not a grant; give back what we got, and
@@ -191,16 +263,56 @@ final class Acquisition {
       }
       return DONE;
     }
-    long remaining = unbounded ? Long.MAX_VALUE : deadline - System.nanoTime();
+    long remaining = remainingNanos();
     if (waiterId == null || remaining <= 0) {
       result.complete(Optional.empty());
       return DONE;
     }
+    long backstop = TimeUnit.MILLISECONDS.toNanos(Math.max(1, reply.retryAfterMillis()));
+    nextRound(Math.min(backstop, remaining));
+    return DONE;
+  }
+
+  /**
+   * An attempt failed. A waiting acquisition tries again while its wait lasts if the backend could not
+   * be reached; any other failure, or one at the deadline, ends it.
+   *
+   * @param sent whether the attempt may have reached the backend (it failed after it was sent)
+   */
+  private void onFailure(RuntimeException failure, boolean sent) {
+    if (sent) {
+      unanswered = true;
+    }
+    if (result.isDone()) {
+      return; // given up meanwhile (interrupt, cancel, close): finish() cleans up after this round
+    }
+    if (waiterId == null || !(failure instanceof BackendUnavailableException)) {
+      result.completeExceptionally(failure); // no wait (fail fast), or not an outage: not worth retrying
+      return;
+    }
+    long remaining = remainingNanos();
+    if (remaining <= 0) {
+      result.completeExceptionally(new BackendUnavailableException("lock '" + name + "' was not acquired within "
+          + wait + ": the backend could not be reached, last attempt: " + failure.getMessage(), failure));
+      return;
+    }
+    failures++;
+    long delay = Math.min(retryDelayNanos(failures), remaining);
+    if (failures == 1) {
+      log.debug("acquiring lock '{}': attempt failed ({}); trying again within the wait", name, failure.toString());
+    }
+    nextRound(delay);
+  }
+
+  /**
+   * Waits {@code delayNanos} (or for a wake-up) before the next round; if a wake-up arrived while the
+   * round was in flight, starts it at once.
+   */
+  private void nextRound(long delayNanos) {
     boolean waiting = false;
     synchronized (this) { // a wake-up cannot slip between the phase change and the timer it must cancel
       if (phase.compareAndSet(IN_FLIGHT, WAITING)) {
-        long backstop = TimeUnit.MILLISECONDS.toNanos(Math.max(1, reply.retryAfterMillis()));
-        timer = client.schedule(this::trigger, Math.min(backstop, remaining));
+        timer = client.schedule(this::trigger, delayNanos);
         waiting = true;
       }
     }
@@ -212,7 +324,21 @@ final class Acquisition {
       phase.set(IN_FLIGHT); // woken while in flight: the lock may be free now
       send();
     }
-    return DONE;
+  }
+
+  private long remainingNanos() {
+    return unbounded ? Long.MAX_VALUE : deadline - System.nanoTime();
+  }
+
+  /**
+   * Delay before the next try after {@code failures} failed tries in a row: capped exponential backoff
+   * with "equal jitter" (a random point in the upper half of the step), so that the waiters of a client
+   * that lost its server do not all retry in step, and a backend that fails at once is not spun on.
+   */
+  static long retryDelayNanos(int failures) {
+    long step = Math.min(RETRY_CAP_MILLIS, RETRY_BASE_MILLIS << Math.min(Math.max(failures, 1) - 1, 16));
+    long millis = step - ThreadLocalRandom.current().nextLong(step / 2 + 1);
+    return TimeUnit.MILLISECONDS.toNanos(millis);
   }
 
   /** Validity of a grant whose request was sent at {@code sentAt}: lease − elapsed − drift. */
@@ -232,16 +358,30 @@ final class Acquisition {
     client.acquisitionDone(this);
     if (waiterId != null) {
       client.waiterDone(waiterId);
-      if (lease == null || lease.isEmpty()) {
-        // After the round in flight, if any: sent earlier, the cancellation could reach the server
-        // before that round's attempt, which would then register this waiter again.
-        round.whenComplete((v, f) -> {
+    }
+    if (lease != null && lease.isPresent()) {
+      return;
+    }
+    // After the round in flight, if any: sent earlier, the cancellation could reach the server before
+    // that round's attempt, which would then register this waiter again; and only then is it known
+    // whether an attempt went unanswered.
+    CompletableFuture<Void> cleanup = round.thenCompose(v -> {
+      if (waiterId != null) {
+        try {
           ops.cancelWait(name, waiterId);
           if (woken) {
             ops.passWakeup(name, waiterId); // a wake-up may have been meant for us: hand it on
           }
-        });
+        } catch (RuntimeException e) {
+          log.debug("could not cancel the wait for lock '{}': {}", name, e.toString());
+        }
       }
-    }
+      // An unanswered attempt may have been applied, or may yet be (a hung server runs it when it
+      // resumes): release this owner once the backend answers. The id is this acquisition's alone, so
+      // this frees nothing but such a grant. A borrowed (downgrade) owner id is left alone: its holds
+      // are not only this acquisition's.
+      return unanswered && freshOwner ? client.giveBackUnanswered(ops, name, owner) : DONE;
+    });
+    client.track(cleanup); // close() lets this finish while the connection is still open
   }
 }

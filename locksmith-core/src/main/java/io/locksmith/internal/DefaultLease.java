@@ -5,8 +5,10 @@ import io.locksmith.Lease;
 import io.locksmith.LeaseListener;
 import io.locksmith.LeaseLostException;
 import io.locksmith.LeaseState;
+import io.locksmith.LockException;
 import io.locksmith.LockOptions;
 import io.locksmith.spi.LockOps;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -56,6 +58,14 @@ final class DefaultLease implements Lease {
   private long renewDueAt; // System.nanoTime() of the next renewal
   /** The thread-hold entry of the Lock view, or null for a lease-view lease. */
   final DefaultLockClient.HoldKey holdKey;
+  /**
+   * The handle the lease-view caller holds, if any: listeners are given that object, the one the caller
+   * knows. Weak, so that this lease (which the client keeps) does not keep the handle reachable, which
+   * is how a dropped lease is detected.
+   */
+  private volatile WeakReference<Lease> publicView;
+  /** Where the lease was acquired (a stack captured then), or null if not recorded. */
+  private volatile Throwable acquiredAt;
 
   /** A fresh grant: one hold, whatever the backend counts (see {@link #onReentered}). */
   DefaultLease(DefaultLockClient client, LockOps ops, String name, String owner, LockOptions options,
@@ -146,11 +156,30 @@ final class DefaultLease implements Lease {
   }
 
   @Override
+  public java.util.concurrent.CompletionStage<Boolean> releaseAsync() {
+    return client.releaseLeaseForCaller(this);
+  }
+
+  /**
+   * Releases without throwing: by the time try-with-resources closes the lease the body's work is done,
+   * and an exception would report it as failed. A failed release leaves the lease released locally (see
+   * {@link DefaultLockClient#releaseLease}); the server expires the lock with its lease.
+   */
+  @Override
   public void close() {
     if (state() == LeaseState.RELEASED) {
       return; // closing after release() is the usual try-with-resources pattern, not a loss
     }
-    if (!release() && state() == LeaseState.LOST) {
+    boolean held;
+    try {
+      held = release();
+    } catch (LockException e) {
+      log.warn("lease on lock '{}' (token {}) was closed, but the release failed: {}; it is released here "
+          + "and the server lets the lock expire within its lease of {}", name, fencingToken, e.getMessage(),
+          options.leaseTime());
+      return;
+    }
+    if (!held && state() == LeaseState.LOST) {
       log.warn("lease on lock '{}' (token {}) was lost before it was closed: work done under it may "
           + "have overlapped with another holder", name, fencingToken);
     }
@@ -174,7 +203,7 @@ final class DefaultLease implements Lease {
     };
     listeners.add(l);
     if (state() == LeaseState.LOST) {
-      client.fire(() -> l.stateChanged(this, LeaseState.LOST, LeaseState.LOST));
+      client.fire(() -> l.stateChanged(view(), LeaseState.LOST, LeaseState.LOST));
     }
     return this;
   }
@@ -184,19 +213,58 @@ final class DefaultLease implements Lease {
     return "Lease[" + name + ", token=" + fencingToken + ", " + state() + ", holds=" + holdCount() + "]";
   }
 
+  // ------------------------------------------------------------------ leak detection
+
+  /** This lease was handed to a lease-view caller as {@code handle}. */
+  void publishedAs(Lease handle) {
+    publicView = new WeakReference<>(handle);
+  }
+
+  /** @return the object the caller holds: the handle while it is reachable, else this lease */
+  private Lease view() {
+    WeakReference<Lease> ref = publicView;
+    Lease handle = ref == null ? null : ref.get();
+    return handle != null ? handle : this;
+  }
+
+  void acquiredAt(Throwable site) {
+    this.acquiredAt = site;
+  }
+
+  /** @return where this lease was acquired, or null if that was not recorded */
+  Throwable acquiredAt() {
+    return acquiredAt;
+  }
+
+  /** @return whether the state is {@link LeaseState#LOST}, without checking validity first */
+  synchronized boolean isLost() {
+    return state == LeaseState.LOST;
+  }
+
+  /**
+   * @return whether this is a Lock-view hold whose thread has ended: no thread can unlock it any more
+   */
+  boolean orphaned() {
+    return holdKey != null && !holdKey.thread().isAlive();
+  }
+
   // ------------------------------------------------------------------ transitions
 
   private boolean validityElapsed() {
     return client.ticker().nanoTime() - validUntil >= 0;
   }
 
-  /** Moves to {@code to} if not final; tells listeners outside the monitor. */
-  private void transition(LeaseState to, String why) {
+  /**
+   * Moves to {@code to} if not final; tells listeners outside the monitor.
+   *
+   * @return whether the state changed
+   */
+  private boolean transition(LeaseState to, String why) {
     LeaseState from;
     synchronized (this) {
       from = state;
       if (from.isFinal() || from == to) {
-        return;
+        return false;
       }
       state = to;
       if (to.isFinal()) {
@@ -207,14 +275,17 @@ final class DefaultLease implements Lease {
       log.warn("lease on lock '{}' (token {}) is lost: {}", name, fencingToken, why);
       client.leaseEnded(this);
     } else {
+      // one WARN per episode for UNCERTAIN comes from LeaseSignals, with the count of leases affected
       log.debug("lease on lock '{}' (token {}): {} -> {} ({})", name, fencingToken, from, to, why);
     }
+    client.signals().stateChanged(this, from, to);
     notifyListeners(from, to);
+    return true;
   }
 
   private void notifyListeners(LeaseState from, LeaseState to) {
     for (LeaseListener l : listeners) {
-      client.fire(() -> l.stateChanged(this, from, to));
+      client.fire(() -> l.stateChanged(view(), from, to));
     }
   }
 
@@ -229,9 +300,25 @@ final class DefaultLease implements Lease {
     }
   }
 
-  /** The backend reported the owner gone (renewal refused, or re-entry/unlock found it gone). */
+  /** The backend reported the owner gone (renewal refused, re-entry/unlock found it gone, a notice). */
   void markLost(String why) {
     transition(LeaseState.LOST, why);
+  }
+
+  /**
+   * The connection to the backend dropped: a {@link LeaseState#HELD} lease may be gone without anyone
+   * being able to say so. Only a renewal's answer makes it {@code HELD} again. A lease being released is
+   * left alone: its release decides.
+   *
+   * @return whether it became {@link LeaseState#UNCERTAIN} now
+   */
+  boolean markUncertain(String why) {
+    synchronized (this) {
+      if (state != LeaseState.HELD || releasing) {
+        return false;
+      }
+    }
+    return transition(LeaseState.UNCERTAIN, why);
   }
 
   // ------------------------------------------------------------------ timers and renewal
@@ -298,23 +385,66 @@ final class DefaultLease implements Lease {
     return true;
   }
 
-  /** A renewal sent at {@code sentAt} (ticker time) came back. */
-  void onRenewalReply(long sentAt, boolean stillOwned, Throwable failure) {
+  /**
+   * Called by the renewer with its dispatch lock held: claim this lease for a verification round, due or
+   * not (the connection came back, or a notice concerned its owner). A watched lease is renewed as usual;
+   * a fixed lease is asked to last only what its validity has left, so that it is confirmed without being
+   * extended (the server then keeps it at least as long as this lease believes it holds it: that time is
+   * measured from before the request went out, the server's from when it arrived).
+   *
+   * @return the lease time to send in ms, or -1 if the lease is not to be verified now (final, being
+   *     released, a renewal already in flight whose answer will do, or a fixed lease about to end)
+   */
+  synchronized long claimForVerification() {
+    if (state.isFinal() || releasing || renewing) {
+      return -1;
+    }
+    long millis = options.leaseTime().toMillis();
+    if (!options.watched()) {
+      long left = validUntil - client.ticker().nanoTime();
+      if (left < TimeUnit.MILLISECONDS.toNanos(1)) {
+        return -1; // ends within the millisecond; its timer reports that
+      }
+      millis = (left + 999_999) / 1_000_000; // rounded up: the server must not end it first
+    }
+    renewing = true;
+    scheduleNext(); // now only the end of validity, as for a renewal
+    return millis;
+  }
+
+  /**
+   * @param now System.nanoTime()
+   * @return whether {@link #claimForRenewal} would claim this lease now (the same test, without claiming)
+   */
+  synchronized boolean dueForRenewal(long now) {
+    return !state.isFinal() && !releasing && !renewing && options.watched()
+        && renewDueAt - now <= leaseNanos / 9;
+  }
+
+  /**
+   * A renewal (or verification) sent at {@code sentAt} (ticker time) came back.
+   *
+   * @return whether this reply made the lease {@link LeaseState#UNCERTAIN}
+   */
+  boolean onRenewalReply(long sentAt, boolean stillOwned, Throwable failure) {
     if (failure == null && !stillOwned) {
       synchronized (this) {
         renewing = false;
       }
       markLost("the backend no longer has this owner's lock (expired, deleted or taken over)");
-      return;
+      return false;
     }
     LeaseState to;
     synchronized (this) {
       renewing = false;
       if (state.isFinal() || releasing) {
-        return;
+        return false;
       }
       long now = System.nanoTime();
-      if (failure == null) {
+      if (failure == null && !options.watched()) {
+        // a fixed lease's verification (claimForVerification): confirmed, not extended
+        to = LeaseState.HELD;
+      } else if (failure == null) {
         validUntil = Math.max(validUntil, sentAt + leaseNanos - driftNanos);
         // a third of the lease after the request went out, not after the reply: a slow reply (say, a
         // batch that waited for another server) must not push every later renewal back
@@ -329,13 +459,15 @@ final class DefaultLease implements Lease {
       }
       scheduleNext();
     }
+    boolean changed;
     if (failure != null) {
       log.debug("renewal of lock '{}' failed: {}", name, failure.toString());
-      transition(to, "renewal failed: " + failure.getMessage());
+      changed = transition(to, "renewal failed: " + failure.getMessage());
     } else {
-      transition(to, "renewed");
+      changed = transition(to, options.watched() ? "renewed" : "verified");
     }
     expireIfDue();
+    return changed && to == LeaseState.UNCERTAIN;
   }
 
   // ------------------------------------------------------------------ release and re-entry

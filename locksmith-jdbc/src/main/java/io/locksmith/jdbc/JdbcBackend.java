@@ -36,6 +36,8 @@ final class JdbcBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(JdbcBackend.class);
   static final char LOCK = 'L';
   static final char SEMAPHORE = 'S';
+  /** First field of an eviction notice. */
+  static final char EVICTED = 'E';
 
   final Settings settings;
   final Sql sql;
@@ -46,6 +48,7 @@ final class JdbcBackend implements LockBackend {
   String channel;
   LocalWaiters local;
   private WakeupSink sink;
+  private io.locksmith.spi.BackendEvents events = io.locksmith.spi.BackendEvents.NONE;
   private PgListener listener;
   private JdbcSemaphoreOps semaphoreWakes;
 
@@ -71,6 +74,7 @@ final class JdbcBackend implements LockBackend {
     this.namespace = context.namespace();
     this.clientId = context.clientId();
     this.sink = context.wakeups();
+    this.events = context.events();
     this.local = new LocalWaiters(sink);
     this.channel = "locksmith_" + clientId;
     this.semaphoreWakes = new JdbcSemaphoreOps(this, 1);
@@ -81,8 +85,19 @@ final class JdbcBackend implements LockBackend {
     }
   }
 
-  /** A release addressed one of our waiters: {@code kind \n waiterId \n name}. */
+  /**
+   * A notification on our channel: a release addressed one of our waiters ({@code kind \n waiterId \n
+   * name}), or an operator evicted one of our holds ({@code E \n kind \n owner \n name}).
+   */
   private void onNotification(String payload) {
+    if (payload.startsWith(EVICTED + "\n")) {
+      String[] f = payload.split("\n", 4);
+      if (f.length == 4 && f[1].length() == 1) {
+        events.ownerEvicted(f[1].charAt(0) == SEMAPHORE ? io.locksmith.spi.HoldKind.PERMIT
+            : io.locksmith.spi.HoldKind.EXCLUSIVE, f[3], f[2], "force-unlocked by an operator");
+      }
+      return;
+    }
     int first = payload.indexOf('\n');
     int second = payload.indexOf('\n', first + 1);
     if (first != 1 || second < 0) {
@@ -417,19 +432,88 @@ final class JdbcBackend implements LockBackend {
     }
   }
 
+  /**
+   * Frees the lock whoever holds it, tells the evicted holder (this client directly; on PostgreSQL
+   * another client through its channel; on MariaDB and H2 another client finds out at its next renewal)
+   * and wakes one waiter.
+   */
   @Override
   public CompletionStage<Boolean> forceUnlock(String name) {
     return db.call("force-unlock '" + name + "'", c -> {
-      int n;
-      try (PreparedStatement ps = db.prepare(c, sql.forceUnlock)) {
-        bindKey(ps, 1, LOCK, name);
-        n = ps.executeUpdate();
+      String evicted = inTransaction(c, () -> {
+        String owner;
+        try (PreparedStatement ps = db.prepare(c, sql.holderForUpdate)) {
+          bindKey(ps, 1, LOCK, name);
+          try (ResultSet rs = ps.executeQuery()) {
+            owner = rs.next() ? rs.getString(1) : null;
+          }
+        }
+        if (owner != null) {
+          try (PreparedStatement ps = db.prepare(c, sql.forceUnlock)) {
+            bindKey(ps, 1, LOCK, name);
+            ps.setString(4, owner);
+            ps.executeUpdate();
+          }
+        }
+        c.commit();
+        return owner;
+      });
+      if (evicted == null) {
+        return false;
       }
-      if (n > 0) {
-        wakeNext(c, LOCK, name, 1);
-      }
-      return n > 0;
+      tellEvicted(c, LOCK, name, List.of(evicted));
+      wakeNext(c, LOCK, name, 1);
+      return true;
     }, null);
+  }
+
+  /** Eviction notices: to this client's events, or through the owners' clients' channels. */
+  void tellEvicted(Connection c, char kind, String name, List<String> owners) {
+    for (String owner : owners) {
+      int colon = owner.indexOf(':');
+      String ownerClient = colon > 0 ? owner.substring(0, colon) : owner;
+      if (ownerClient.equals(clientId)) {
+        events.ownerEvicted(kind == SEMAPHORE ? io.locksmith.spi.HoldKind.PERMIT : io.locksmith.spi.HoldKind.EXCLUSIVE,
+            name, owner, "force-unlocked by an operator");
+      } else if (notifies()) {
+        try (PreparedStatement ps = db.prepare(c, "SELECT pg_notify(?, ?)")) {
+          ps.setString(1, "locksmith_" + ownerClient);
+          ps.setString(2, EVICTED + "\n" + kind + "\n" + owner + "\n" + name);
+          ps.executeQuery().close();
+        } catch (SQLException e) {
+          log.debug("could not tell {} of its eviction from '{}': {}", owner, name, e.toString());
+        }
+      }
+    }
+  }
+
+  @FunctionalInterface
+  interface TxWork<T> {
+    T run() throws SQLException;
+  }
+
+  /** Runs {@code work} in a READ COMMITTED transaction; the work commits, {@link Db} rolls back otherwise. */
+  static <T> T inTransaction(Connection c, TxWork<T> work) throws SQLException {
+    int isolation = c.getTransactionIsolation();
+    if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+    }
+    c.setAutoCommit(false);
+    try {
+      T result = work.run();
+      if (!c.getAutoCommit()) {
+        c.commit(); // a refusal's read-only work
+      }
+      return result;
+    } catch (SQLException | RuntimeException e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
+      if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+        c.setTransactionIsolation(isolation);
+      }
+    }
   }
 
   /**

@@ -46,7 +46,7 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
     if (mode == AcquireMode.REENTER) {
       return CompletableFuture.completedFuture(AcquireReply.lostHold()); // permits are not re-entrant
     }
-    return Db.conflictAsRefusal(db.call("take a permit of '" + name + "'", c -> inTransaction(c, () -> take(c,
+    return Db.conflictAsRefusal(db.call("take a permit of '" + name + "'", c -> JdbcBackend.inTransaction(c, () -> take(c,
         name, owner, leaseMillis, waiterId)), late -> {
           if (late.granted()) {
             release(name, owner, true);
@@ -159,7 +159,7 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
   @Override
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
     return db.call("return a permit of '" + name + "'", c -> {
-      int n = inTransaction(c, () -> {
+      int n = JdbcBackend.inTransaction(c, () -> {
         lockMeta(c, name);
         int valid;
         try (PreparedStatement ps = db.prepare(c, sql.permitRelease)) {
@@ -231,18 +231,27 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
   @Override
   public CompletionStage<Boolean> forceUnlock(String name) {
     return db.call("force-unlock '" + name + "'", c -> {
-      int freed = inTransaction(c, () -> {
+      List<String> evicted = JdbcBackend.inTransaction(c, () -> {
         lockMeta(c, name);
-        int valid = taken(c, name);
+        List<String> owners = new java.util.ArrayList<>();
+        try (PreparedStatement ps = db.prepare(c, sql.permitOwners)) {
+          bindName(ps, 1, name);
+          try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              owners.add(rs.getString(1));
+            }
+          }
+        }
         try (PreparedStatement ps = db.prepare(c, sql.permitsForce)) {
           bindName(ps, 1, name);
           ps.executeUpdate();
         }
         c.commit();
-        return valid;
+        return owners;
       });
-      backend.wakeNext(c, SEMAPHORE, name, freed);
-      return freed > 0;
+      backend.tellEvicted(c, SEMAPHORE, name, evicted);
+      backend.wakeNext(c, SEMAPHORE, name, evicted.size());
+      return !evicted.isEmpty();
     }, null);
   }
 
@@ -289,32 +298,4 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
     ps.setString(index + 1, name);
   }
 
-  @FunctionalInterface
-  private interface TxWork<T> {
-    T run() throws SQLException;
-  }
-
-  /** Runs {@code work} in a READ COMMITTED transaction; the work commits, {@link Db} rolls back otherwise. */
-  private static <T> T inTransaction(Connection c, TxWork<T> work) throws SQLException {
-    int isolation = c.getTransactionIsolation();
-    if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
-      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-    }
-    c.setAutoCommit(false);
-    try {
-      T result = work.run();
-      if (!c.getAutoCommit()) {
-        c.commit(); // a refusal's read-only work
-      }
-      return result;
-    } catch (SQLException | RuntimeException e) {
-      c.rollback();
-      throw e;
-    } finally {
-      c.setAutoCommit(true);
-      if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
-        c.setTransactionIsolation(isolation);
-      }
-    }
-  }
 }

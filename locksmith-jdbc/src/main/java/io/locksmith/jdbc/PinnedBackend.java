@@ -57,6 +57,10 @@ final class PinnedBackend implements LockBackend {
   private final ConcurrentHashMap<String, Held> held = new ConcurrentHashMap<>();
   private String namespace;
   private LocalWaiters local;
+  private io.locksmith.spi.BackendEvents events = io.locksmith.spi.BackendEvents.NONE;
+  private ScheduledFuture<?> watchdog;
+  /** How often every pinned connection is checked: a session the database ended is a lock lost. */
+  static final long WATCHDOG_MILLIS = 500;
 
   /** One held lock: its connection, token, local hold count and deadline. Guarded by itself. */
   private static final class Held {
@@ -96,6 +100,41 @@ final class PinnedBackend implements LockBackend {
   public void open(BackendContext context) {
     this.namespace = context.namespace();
     this.local = new LocalWaiters(context.wakeups());
+    this.events = context.events();
+    this.watchdog = db.timer().scheduleWithFixedDelay(() -> {
+      if (!held.isEmpty()) {
+        db.callBare("check the pinned connections", () -> {
+          checkPinned();
+          return null;
+        }, null);
+      }
+    }, WATCHDOG_MILLIS, WATCHDOG_MILLIS, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * A pinned connection that is no longer valid means the database ended the transaction or session
+   * (an operator's {@code pg_terminate_backend}, a restart, a network failure): the lock is gone, and
+   * its holder is told now rather than at its next renewal.
+   */
+  private void checkPinned() {
+    for (Held h : new ArrayList<>(held.values())) {
+      boolean alive;
+      synchronized (h) {
+        if (h.ended) {
+          continue;
+        }
+        try {
+          alive = h.connection.isValid((int) Math.max(1, settings.commandTimeout().toSeconds()));
+        } catch (SQLException e) {
+          alive = false;
+        }
+      }
+      if (!alive) {
+        events.ownerEvicted(io.locksmith.spi.HoldKind.EXCLUSIVE, h.name, h.owner,
+            "the database ended the session that held the lock");
+        finish(h, false);
+      }
+    }
   }
 
   @Override
@@ -452,7 +491,13 @@ final class PinnedBackend implements LockBackend {
   public CompletionStage<Boolean> forceUnlock(String name) {
     for (Held h : held.values()) {
       if (h.name.equals(name)) {
-        return db.callBare("force-unlock '" + name + "'", () -> finish(h, true), null);
+        return db.callBare("force-unlock '" + name + "'", () -> {
+          boolean ended = finish(h, true);
+          if (ended) {
+            events.ownerEvicted(io.locksmith.spi.HoldKind.EXCLUSIVE, h.name, h.owner, "force-unlocked by an operator");
+          }
+          return ended;
+        }, null);
       }
     }
     if (settings.dialect() != JdbcDialect.POSTGRESQL) {
@@ -493,6 +538,9 @@ final class PinnedBackend implements LockBackend {
 
   @Override
   public void close() {
+    if (watchdog != null) {
+      watchdog.cancel(false);
+    }
     for (Held h : new ArrayList<>(held.values())) {
       finish(h, false);
     }

@@ -36,8 +36,10 @@ final class Sql {
   final String renew;
   /** ns, kind, name → owner, holds, token, remaining ms (held only). */
   final String inspect;
-  /** ns, kind, name. */
+  /** ns, kind, name, owner: frees the row if {@code owner} still holds it. */
   final String forceUnlock;
+  /** ns, kind, name → the holder, locking the row (in a transaction). */
+  final String holderForUpdate;
   /** ns, grace ms. */
   final String purgeLocks;
 
@@ -70,6 +72,8 @@ final class Sql {
   final String permitsList;
   /** ns, name. */
   final String permitsForce;
+  /** ns, name → the owners of the unexpired permits. */
+  final String permitOwners;
   /** ns, grace ms. */
   final String purgePermits;
 
@@ -209,7 +213,9 @@ final class Sql {
     inspect = "SELECT owner, holds, token, expires_at - " + now + " FROM " + t + " WHERE " + KEY
         + " AND owner IS NOT NULL AND expires_at > " + now;
     forceUnlock = "UPDATE " + t + " SET owner = NULL, holds = 0, expires_at = " + now + " WHERE " + KEY
-        + " AND owner IS NOT NULL AND expires_at > " + now;
+        + " AND owner = ?";
+    holderForUpdate = "SELECT owner FROM " + t + " WHERE " + KEY + " AND owner IS NOT NULL AND expires_at > "
+        + now + " FOR UPDATE";
     // A row is purged only well after its last lease ended: a grant statement that is still blocked on
     // the row (bounded by the command timeout) must find it, or it would insert a new row with a token
     // it drew before the row's last one.
@@ -230,6 +236,7 @@ final class Sql {
     permitsList = "SELECT owner, token, expires_at - " + now + " FROM " + p + " WHERE " + pkey + " AND expires_at > "
         + now + " ORDER BY token DESC";
     permitsForce = "DELETE FROM " + p + " WHERE " + pkey;
+    permitOwners = "SELECT owner FROM " + p + " WHERE " + pkey + " AND expires_at > " + now;
     purgePermits = "DELETE FROM " + p + " WHERE namespace = ? AND expires_at < " + now + " - ?";
   }
 

@@ -118,8 +118,8 @@ class RedisClusterFailoverTest {
     assertThat(promoted.command("EXISTS", key(holder, first.get().lockName()))).isEqualTo("1");
     assertThat(first.get().release()).isTrue();
 
-    // the waiter on the crashed master's lock is not stuck: granted after the release, or failed closed
-    // by the outage (a wait is not retried across one), and then the lock can be acquired again
+    // the waiter on the crashed master's lock is not stuck: granted after the release (its wait rides out
+    // the outage), or failed closed if the failover outlasted its wait, and then the lock can be acquired again
     assertThat(eventually(REACQUIRE_SLACK, () -> reachable(holder, contendedThere))).isTrue();
     heldThere.release();
     String waiterThere;
