@@ -149,7 +149,8 @@ public final class Bench {
     return impls;
   }
 
-  private static BenchReport measure(BenchSettings s, Map<LockImpl, List<String>> impls, String version,
+  /** Also used by {@link JdbcBench}; an implementation without servers to watch gets no server cost. */
+  static BenchReport measure(BenchSettings s, Map<LockImpl, List<String>> impls, String version,
       PrintStream progress) throws Exception {
     int threads = s.effectiveThreads();
     long sliceNanos = s.duration().toNanos() / SLICES;
@@ -182,6 +183,9 @@ public final class Bench {
   /** Commands and PUBLISHes per cycle, from MONITOR on every server the implementation uses. */
   private static double[] sampleServerCost(LockImpl impl, List<String> servers, Duration rtt, Workload sample,
       long nanos) throws Exception {
+    if (servers.isEmpty()) {
+      return null; // not Redis: no MONITOR
+    }
     List<Monitor> monitors = new ArrayList<>();
     try {
       for (String server : servers) {

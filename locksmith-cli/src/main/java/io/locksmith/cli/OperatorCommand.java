@@ -8,6 +8,7 @@ import io.locksmith.LockException;
 import io.locksmith.LockInfo;
 import io.locksmith.LockKind;
 import io.locksmith.SemaphoreInfo;
+import io.locksmith.jdbc.JdbcLockClient;
 import io.locksmith.redis.RedisLockClient;
 import io.locksmith.redis.RedisLockScan;
 import io.locksmith.redis.RedisLockScan.End;
@@ -51,9 +52,16 @@ final class OperatorCommand {
   static int run(String command, Args args, PrintStream out) {
     String uri = args.get("uri", null);
     String nodes = args.get("nodes", null);
+    String jdbcUrl = args.get("jdbc-url", null);
     boolean list = command.equals("list");
-    if ((uri == null) == (nodes == null)) {
-      throw new Args.UsageException(command + " needs --uri (or --nodes for Redlock)");
+    if ((uri != null ? 1 : 0) + (nodes != null ? 1 : 0) + (jdbcUrl != null ? 1 : 0) != 1) {
+      throw new Args.UsageException(command + " needs one of --uri, --nodes (Redlock) or --jdbc-url");
+    }
+    if (jdbcUrl == null && (args.get("table", null) != null || args.get("jdbc-user", null) != null)) {
+      throw new Args.UsageException("--table and --jdbc-user apply to --jdbc-url only");
+    }
+    if (jdbcUrl != null && list) {
+      throw new Args.UsageException("list is not offered for --jdbc-url: query the table (see docs/jdbc.md)");
     }
     if (list ? !args.positional().isEmpty() : args.positional().size() != 1) {
       throw new Args.UsageException(list ? "list takes no lock name (--kind narrows it to one kind)"
@@ -87,6 +95,7 @@ final class OperatorCommand {
     try {
       options = ClientOptions.builder().namespace(args.get("namespace", ClientOptions.DEFAULT_NAMESPACE)).build();
       connected = nodes != null ? Target.redlock(Arrays.stream(nodes.split(",")).map(String::trim).toList(), options)
+          : jdbcUrl != null ? Target.jdbc(jdbcUrl, args.get("jdbc-user", null), args.get("table", null), options)
           : Target.redis(uri, options);
     } catch (IllegalArgumentException e) { // a malformed --namespace, --uri or --nodes
       throw new Args.UsageException(e.getMessage());
@@ -433,6 +442,17 @@ final class OperatorCommand {
       return new Target(client, options, client.serverDescription(), null);
     }
 
+    /** The JDBC backend's lease-mode locks in {@code table} of the database at {@code url}. */
+    static Target jdbc(String url, String user, String table, ClientOptions options) {
+      if (!url.startsWith("jdbc:")) {
+        throw new IllegalArgumentException("--jdbc-url must start with jdbc:, was '" + UrlDataSource.redact(url) + "'");
+      }
+      JdbcLockClient client = JdbcLockClient.builder()
+          .dataSource(new UrlDataSource(url, user, System.getenv("LOCKSMITH_JDBC_PASSWORD")))
+          .table(table != null ? table : JdbcLockClient.DEFAULT_TABLE).options(options).build();
+      return new Target(client, options, UrlDataSource.redact(url) + " (table " + client.table() + ")", null);
+    }
+
     static Target redlock(List<String> nodes, ClientOptions options) {
       RedlockClient client = RedlockClient.builder().nodes(nodes).options(options).build();
       return new Target(client, options, "the Redlock of " + client.nodes(), nodes);
@@ -462,6 +482,9 @@ final class OperatorCommand {
      * @param anyKey stop at the first Locksmith key instead of collecting up to {@code limit} locks
      */
     Scan scan(int limit, Duration budget, boolean anyKey) {
+      if (client instanceof JdbcLockClient jdbc) { // only the "any row?" probe: list is Redis-only
+        return new Scan(List.of(), jdbc.namespaceRows(), End.FINISHED, true, List.of());
+      }
       if (nodes == null) {
         RedisLockScan.Result r = anyKey ? RedisLockScan.anyKey((RedisLockClient) client, budget)
             : RedisLockScan.locks((RedisLockClient) client, limit, budget);

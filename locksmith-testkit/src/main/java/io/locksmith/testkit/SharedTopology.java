@@ -46,6 +46,20 @@ public final class SharedTopology<T extends AutoCloseable> implements BeforeAllC
   }
 
   /**
+   * A shared instance of any server kind, e.g. {@code SharedTopology.of(PostgresServer.class,
+   * PostgresServer::start)}: one instance per {@code type} for the whole run.
+   *
+   * @param type the server type, which keys the instance in the run
+   * @param starter starts the server; called once per run
+   * @param <T> the server type
+   * @return the extension
+   * @throws NullPointerException if an argument is null
+   */
+  public static <T extends AutoCloseable> SharedTopology<T> of(Class<T> type, Supplier<T> starter) {
+    return new SharedTopology<>(Objects.requireNonNull(type, "type"), Objects.requireNonNull(starter, "starter"));
+  }
+
+  /**
    * @return the running topology
    * @throws IllegalStateException if called before {@code beforeAll} (the extension is not registered
    *     with {@code @RegisterExtension} on a static field)

@@ -1,0 +1,61 @@
+package io.locksmith.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** {@code bench --backend postgres}, briefly: both implementations measured on one database, no timeouts. */
+class JdbcBenchSmokeTest {
+  @Test
+  @Timeout(180)
+  void locksmithAndSpringsJdbcLockRegistryAreMeasuredSideBySide() throws Exception {
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    for (Scenario scenario : List.of(Scenario.UNCONTENDED, Scenario.HOT_KEY)) {
+      BenchReport report = JdbcBench.run("postgres", new BenchSettings(scenario, List.of(), Duration.ofSeconds(2), 0,
+          null, List.of()), JdbcBench.PEERS, new PrintStream(log, true, StandardCharsets.UTF_8));
+      String table = report.toTable();
+      assertThat(report.results()).extracting(BenchResult::impl).containsExactlyElementsOf(
+          scenario == Scenario.HOT_KEY ? List.of("locksmith-jdbc", "spring-jdbc") // ShedLock never waits
+              : List.of("locksmith-jdbc", "spring-jdbc", "shedlock-jdbc"));
+      assertThat(report.results()).as(table).allSatisfy(r -> {
+        assertThat(r.opsPerSec()).isPositive();
+        assertThat(r.abandonedWaits()).isZero();
+      });
+      assertThat(table).contains("PostgreSQL 17").doesNotContain("Redis PostgreSQL");
+    }
+    assertThatThrownBy(() -> JdbcBench.run("postgres", new BenchSettings(Scenario.HERD, List.of(),
+        Duration.ofSeconds(1), 0, null, List.of()), JdbcBench.PEERS, System.out))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  /** A single waiter behind a holder that releases once: notified, not polled. */
+  @Test
+  @Timeout(180)
+  void aSingleWaiterIsHandedTheLockFasterThanTheRegistrysPolling() throws Exception {
+    JdbcBench.HandOffReport report = JdbcBench.handOff("postgres", 5, System.out);
+    JdbcBench.HandOff ours = report.results().get(0);
+    JdbcBench.HandOff theirs = report.results().get(1);
+    assertThat(ours.impl()).isEqualTo("locksmith-jdbc");
+    assertThat(theirs.impl()).isEqualTo("spring-jdbc");
+    // the registry retries every 100 ms; a notified waiter does not wait for a retry
+    assertThat(ours.p50Micros()).as(report.table()).isLessThan(30_000).isLessThan(theirs.p50Micros());
+  }
+
+  @Test
+  @Timeout(180)
+  void onMariaDbToo() throws Exception {
+    BenchReport report = JdbcBench.run("mariadb", new BenchSettings(Scenario.UNCONTENDED, List.of(),
+        Duration.ofSeconds(2), 0, null, List.of()), JdbcBench.PEERS, System.out);
+    assertThat(report.results()).extracting(BenchResult::impl)
+        .containsExactly("locksmith-jdbc", "spring-jdbc", "shedlock-jdbc");
+    assertThat(report.results()).allSatisfy(r -> assertThat(r.opsPerSec()).isPositive());
+    assertThat(report.toTable()).contains("MariaDB 10.11.5");
+  }
+}

@@ -1,0 +1,80 @@
+package io.locksmith.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.Lease;
+import io.locksmith.LeaseState;
+import io.locksmith.LockOptions;
+import io.locksmith.jdbc.JdbcLockClient;
+import io.locksmith.testkit.h2.H2Database;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** {@code locksmith inspect|unlock --jdbc-url}: against an H2 database held by a real JDBC lock client. */
+class OperatorCommandJdbcTest {
+  private final ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+  private final PrintStream out = new PrintStream(outBytes, true, StandardCharsets.UTF_8);
+  private final PrintStream err = new PrintStream(errBytes, true, StandardCharsets.UTF_8);
+  private H2Database h2;
+  private JdbcLockClient app;
+
+  @BeforeEach
+  void start() {
+    h2 = H2Database.inMemory();
+    app = JdbcLockClient.builder().dataSource(h2.dataSource()).table("app_locks").createTableIfMissing().build();
+  }
+
+  @AfterEach
+  void stop() {
+    app.close();
+    h2.close();
+  }
+
+  private int run(String... argv) {
+    outBytes.reset();
+    errBytes.reset();
+    return Main.run(argv, out, err);
+  }
+
+  private String out() {
+    return outBytes.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void inspectShowsTheHolderAndUnlockEvictsIt() throws Exception {
+    Lease lease = app.lock("invoice-42", LockOptions.watched(Duration.ofMillis(600))).acquire();
+    String url = h2.jdbcUrl() + ";USER=sa";
+    assertThat(run("inspect", "--jdbc-url", url, "--table", "app_locks", "invoice-42")).isZero();
+    assertThat(out()).contains("lock 'invoice-42'", lease.fencingToken() + "", app.clientId());
+
+    java.util.concurrent.CountDownLatch lost = new java.util.concurrent.CountDownLatch(1);
+    lease.onLost(lost::countDown);
+    assertThat(run("unlock", "--jdbc-url", url, "--table", "app_locks", "invoice-42")).isZero();
+    assertThat(out()).contains("unlocked lock 'invoice-42'", "token " + lease.fencingToken(), "now       free");
+    assertThat(lost.await(5, java.util.concurrent.TimeUnit.SECONDS)).as("the evicted holder finds out at its next"
+        + " renewal").isTrue();
+    assertThat(lease.state()).isEqualTo(LeaseState.LOST);
+
+    assertThat(run("inspect", "--jdbc-url", url, "--table", "app_locks", "invoice-42")).isZero();
+    assertThat(out()).contains("'invoice-42' is free");
+  }
+
+  @Test
+  void aNamespaceWithoutRowsAndBadInputAreToldApart() {
+    String url = h2.jdbcUrl() + ";USER=sa";
+    assertThat(run("inspect", "--jdbc-url", url, "--table", "app_locks", "--namespace", "other", "x"))
+        .isEqualTo(OperatorCommand.NOT_THERE);
+    assertThat(out()).contains("no Locksmith keys under namespace 'other'");
+    assertThat(run("inspect", "--jdbc-url", url, "--table", "missing_table", "x")).isEqualTo(3);
+    assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("missing_table", "CREATE TABLE");
+    assertThat(run("list", "--jdbc-url", url)).isEqualTo(2);
+    assertThat(run("inspect", "--uri", "redis://localhost:1", "--table", "t", "x")).isEqualTo(2);
+    assertThat(run("inspect", "--jdbc-url", "postgres://x", "x")).isEqualTo(2);
+  }
+}

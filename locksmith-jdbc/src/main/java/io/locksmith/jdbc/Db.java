@@ -1,0 +1,327 @@
+package io.locksmith.jdbc;
+
+import io.locksmith.BackendUnavailableException;
+import io.locksmith.LockException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTimeoutException;
+import java.sql.SQLTransientConnectionException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the backend's blocking JDBC work off the caller's thread, bounded in time: every call gets a
+ * deadline of one command timeout that covers waiting for a worker, borrowing a connection from the
+ * pool, and the statements (each also carries a query timeout and the connection a network timeout, so
+ * the worker itself comes free). A call past its deadline completes with {@link
+ * BackendUnavailableException} at once, whatever the pool or the driver are still doing; a result that
+ * arrives later is handed to the call's {@code onLate} hook (an acquire gives a late grant back).
+ * Serialization failures, deadlocks and lock timeouts reported by the database are retried within the
+ * deadline. Thread-safe.
+ */
+final class Db {
+  private static final Logger log = LoggerFactory.getLogger(Db.class);
+
+  /** One unit of JDBC work on a borrowed connection, in autocommit unless it says otherwise. */
+  @FunctionalInterface
+  interface Work<T> {
+    T run(Connection connection) throws SQLException;
+  }
+
+  /** Thrown by work that wants a retry (a conflict it detected itself, e.g. a missing meta row). */
+  static final class Retry extends SQLException {
+    private static final long serialVersionUID = 1L;
+
+    Retry(String reason) {
+      super(reason, "40001");
+    }
+  }
+
+  private final DataSource dataSource;
+  private final long timeoutNanos;
+  private final int queryTimeoutSeconds;
+  private final ThreadPoolExecutor workers;
+  private final ScheduledExecutorService timer;
+  private final Executor networkTimeoutExecutor = Runnable::run;
+  private volatile boolean networkTimeoutUnsupported;
+
+  Db(DataSource dataSource, Duration commandTimeout, int maxConcurrency, String clientId) {
+    this.dataSource = dataSource;
+    this.timeoutNanos = commandTimeout.toNanos();
+    this.queryTimeoutSeconds = (int) Math.max(1, (commandTimeout.toMillis() + 999) / 1000);
+    AtomicInteger n = new AtomicInteger();
+    this.workers = new ThreadPoolExecutor(maxConcurrency, maxConcurrency, 30, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, "locksmith-jdbc-" + clientId + "-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    this.workers.allowCoreThreadTimeOut(true);
+    ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread th = new Thread(r, "locksmith-jdbc-timer-" + clientId);
+      th.setDaemon(true);
+      return th;
+    });
+    t.setRemoveOnCancelPolicy(true);
+    this.timer = t;
+  }
+
+  Duration commandTimeout() {
+    return Duration.ofNanos(timeoutNanos);
+  }
+
+  ScheduledExecutorService timer() {
+    return timer;
+  }
+
+  /**
+   * Runs {@code work} on a worker within one command timeout.
+   *
+   * @param what a short description for error messages, e.g. {@code "acquire 'x'"}
+   * @param onLate called with the result if the work succeeded after the caller was already told it
+   *     timed out; may be null
+   */
+  <T> CompletableFuture<T> call(String what, Work<T> work, Consumer<T> onLate) {
+    return call(what, work, null, onLate);
+  }
+
+  private <T> CompletableFuture<T> call(String what, Work<T> work, BareWork<T> bare, Consumer<T> onLate) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    long deadline = System.nanoTime() + timeoutNanos;
+    java.util.concurrent.atomic.AtomicReference<SQLException> conflict = new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.ScheduledFuture<?> expiry;
+    try {
+      expiry = timer.schedule(() -> {
+        SQLException seen = conflict.get();
+        result.completeExceptionally(seen != null ? conflict(what, seen)
+            : new BackendUnavailableException("the database did not answer " + what + " within "
+                + commandTimeout().toMillis() + " ms (unreachable, or no pooled connection free)"));
+      }, timeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException closed) {
+      return CompletableFuture.failedFuture(new IllegalStateException("the JDBC lock backend is closed"));
+    }
+    try {
+      workers.execute(() -> {
+        if (result.isDone()) {
+          return; // timed out in the queue: nothing was sent
+        }
+        try {
+          T value;
+          if (bare != null) {
+            try {
+              value = bare.run();
+            } catch (SQLException e) {
+              Kind kind = classify(e);
+              throw translate(what, e, kind == Kind.RETRY ? Kind.UNAVAILABLE : kind);
+            }
+          } else {
+            value = runWithRetries(what, work, deadline, result, conflict);
+          }
+          if (!result.complete(value) && onLate != null) {
+            onLate.accept(value);
+          }
+        } catch (Throwable e) {
+          result.completeExceptionally(e);
+        } finally {
+          expiry.cancel(false);
+        }
+      });
+    } catch (RejectedExecutionException closed) {
+      expiry.cancel(false);
+      result.completeExceptionally(new IllegalStateException("the JDBC lock backend is closed"));
+    }
+    return result;
+  }
+
+  private <T> T runWithRetries(String what, Work<T> work, long deadline, CompletableFuture<?> abandoned,
+      java.util.concurrent.atomic.AtomicReference<SQLException> conflict) {
+    int attempt = 0;
+    while (true) {
+      attempt++;
+      Connection used = null;
+      try (Connection c = dataSource.getConnection()) {
+        used = c;
+        if (abandoned != null && abandoned.isDone()) {
+          throw new BackendUnavailableException("abandoned: " + what); // timed out while borrowing
+        }
+        prepare(c, deadline);
+        try {
+          return work.run(c);
+        } finally {
+          if (!c.getAutoCommit()) {
+            try {
+              c.rollback();
+            } catch (SQLException ignored) {
+              // the connection is broken; the pool finds out
+            }
+            c.setAutoCommit(true);
+          }
+        }
+      } catch (SQLException e) {
+        Kind kind = classify(e);
+        if (kind == Kind.OTHER && used != null && isBroken(used)) {
+          kind = Kind.UNAVAILABLE; // e.g. a pool's "Connection is closed": the link, not the statement
+        }
+        long left = deadline - System.nanoTime();
+        if (kind == Kind.RETRY) {
+          conflict.set(e);
+        }
+        if (kind == Kind.RETRY && left > TimeUnit.MILLISECONDS.toNanos(2)
+            && (abandoned == null || !abandoned.isDone())) {
+          log.debug("{}: retrying after {} (attempt {})", what, e.toString(), attempt);
+          long pause = Math.min(left / 2, TimeUnit.MILLISECONDS.toNanos(
+              ThreadLocalRandom.current().nextLong(1, 2 + Math.min(50, 1L << Math.min(attempt, 6)))));
+          LockSupport.parkNanos(pause);
+          continue;
+        }
+        if (kind == Kind.RETRY) {
+          throw conflict(what, e);
+        }
+        throw translate(what, e, kind);
+      }
+    }
+  }
+
+  private static Conflict conflict(String what, SQLException e) {
+    return new Conflict("the database kept refusing to " + what + " with conflicts until the command timeout: "
+        + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
+  }
+
+  /**
+   * Serialization failures, deadlocks or lock timeouts until the call's deadline. An acquisition treats
+   * it as "not granted this time" and goes on waiting; everything else reports it as unavailable.
+   */
+  static final class Conflict extends BackendUnavailableException {
+    private static final long serialVersionUID = 1L;
+
+    Conflict(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /**
+   * An acquire attempt that ran into conflicts until its deadline is a refusal: the acquisition retries
+   * within its wait (after {@code retryMillis}), and a caller that does not wait gets "not acquired".
+   */
+  static <T> java.util.concurrent.CompletionStage<T> conflictAsRefusal(java.util.concurrent.CompletionStage<T> stage,
+      T refusal) {
+    return stage.handle((value, failure) -> {
+      if (failure == null) {
+        return CompletableFuture.completedFuture(value);
+      }
+      Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+          ? failure.getCause() : failure;
+      if (cause instanceof Conflict) {
+        log.debug("{}; not granted this time", cause.getMessage());
+        return CompletableFuture.completedFuture(refusal);
+      }
+      return CompletableFuture.<T>failedFuture(cause);
+    }).thenCompose(f -> f);
+  }
+
+  private void prepare(Connection c, long deadline) throws SQLException {
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true);
+    }
+    if (!networkTimeoutUnsupported) {
+      try {
+        int ms = (int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+        c.setNetworkTimeout(networkTimeoutExecutor, ms);
+      } catch (SQLFeatureNotSupportedException | UnsupportedOperationException | AbstractMethodError e) {
+        networkTimeoutUnsupported = true;
+      }
+    }
+  }
+
+  /** Prepares a statement with the query timeout set. */
+  PreparedStatement prepare(Connection c, String sql) throws SQLException {
+    PreparedStatement ps = c.prepareStatement(sql);
+    ps.setQueryTimeout(queryTimeoutSeconds);
+    return ps;
+  }
+
+  private static boolean isBroken(Connection c) {
+    try {
+      return c.isClosed() || !c.isValid(1);
+    } catch (SQLException e) {
+      return true;
+    }
+  }
+
+  /** Blocking work that manages its own connections. */
+  @FunctionalInterface
+  interface BareWork<T> {
+    T run() throws SQLException;
+  }
+
+  /**
+   * Runs {@code work}, which borrows its own connections, on a worker within one command timeout, like
+   * {@link #call} but without borrowing a connection for it and without retries.
+   */
+  <T> CompletableFuture<T> callBare(String what, BareWork<T> work, Consumer<T> onLate) {
+    return call(what, null, work, onLate);
+  }
+
+  enum Kind { UNAVAILABLE, RETRY, OTHER }
+
+  /** One place that knows which SQL failures mean what. */
+  static Kind classify(SQLException e) {
+    String state = e.getSQLState() == null ? "" : e.getSQLState();
+    int code = e.getErrorCode();
+    if (e instanceof Retry || state.equals("40001") || state.equals("40P01") || state.equals("HYT00")
+        || state.equals("55P03") // PostgreSQL lock_not_available
+        || code == 1213 || code == 1205 // MariaDB deadlock, lock wait timeout
+        || (state.equals("23505") && e.getMessage() != null && e.getMessage().contains("PRIMARY"))) {
+      // 23505 in H2: two MERGEs inserted the same new key; the loser retries and finds the row
+      return Kind.RETRY;
+    }
+    if (e instanceof SQLTransientConnectionException || e instanceof SQLNonTransientConnectionException
+        || e instanceof SQLRecoverableException || e instanceof SQLTimeoutException
+        || state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03")
+        || state.equals("57014") || state.equals("70100")
+        || state.isEmpty() // no SQLState: raised by the driver or the pool, not by the database
+        || code == 1927 /* MariaDB connection killed */) {
+      return Kind.UNAVAILABLE;
+    }
+    return Kind.OTHER;
+  }
+
+  private static RuntimeException translate(String what, SQLException e, Kind kind) {
+    String detail = e.getMessage() + " [SQLState " + e.getSQLState() + ", code " + e.getErrorCode() + "]";
+    if (kind == Kind.OTHER) {
+      return new LockException("the database refused " + what + ": " + detail, e);
+    }
+    return new BackendUnavailableException("the database could not " + what + ": " + detail, e);
+  }
+
+  void close() {
+    workers.shutdown();
+    timer.shutdownNow();
+    try {
+      if (!workers.awaitTermination(2, TimeUnit.SECONDS)) {
+        workers.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      workers.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,76 @@
+package io.locksmith.jdbc;
+
+import io.locksmith.Capabilities;
+import io.locksmith.ClientOptions;
+import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
+import io.locksmith.DistributedSemaphore;
+import io.locksmith.LockClient;
+import io.locksmith.LockInfo;
+import io.locksmith.LockOptions;
+import io.locksmith.internal.DefaultLockClient;
+import java.util.Optional;
+
+/** The public clients of this module are a {@link DefaultLockClient} over their backend plus a builder. */
+abstract class ForwardingLockClient implements LockClient {
+  private final DefaultLockClient delegate;
+
+  ForwardingLockClient(DefaultLockClient delegate) {
+    this.delegate = delegate;
+  }
+
+  @Override
+  public DistributedLock lock(String name) {
+    return delegate.lock(name);
+  }
+
+  @Override
+  public DistributedLock lock(String name, LockOptions options) {
+    return delegate.lock(name, options);
+  }
+
+  @Override
+  public DistributedLock fairLock(String name, LockOptions options) {
+    return delegate.fairLock(name, options);
+  }
+
+  @Override
+  public DistributedReadWriteLock readWriteLock(String name, LockOptions options) {
+    return delegate.readWriteLock(name, options);
+  }
+
+  @Override
+  public DistributedSemaphore semaphore(String name, int permits, LockOptions options) {
+    return delegate.semaphore(name, permits, options);
+  }
+
+  @Override
+  public Capabilities capabilities() {
+    return delegate.capabilities();
+  }
+
+  @Override
+  public ClientOptions options() {
+    return delegate.options();
+  }
+
+  @Override
+  public String clientId() {
+    return delegate.clientId();
+  }
+
+  @Override
+  public Optional<LockInfo> inspect(String name) {
+    return delegate.inspect(name);
+  }
+
+  @Override
+  public boolean forceUnlock(String name) {
+    return delegate.forceUnlock(name);
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+}

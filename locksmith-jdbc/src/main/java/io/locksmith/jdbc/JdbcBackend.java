@@ -1,0 +1,591 @@
+package io.locksmith.jdbc;
+
+import io.locksmith.Capabilities;
+import io.locksmith.FencingGuarantee;
+import io.locksmith.LockInfo;
+import io.locksmith.LockKind;
+import io.locksmith.spi.AcquireMode;
+import io.locksmith.spi.AcquireReply;
+import io.locksmith.spi.BackendContext;
+import io.locksmith.spi.LockBackend;
+import io.locksmith.spi.RenewRequest;
+import io.locksmith.spi.SemaphoreOps;
+import io.locksmith.spi.WakeupSink;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The JDBC backend: the exclusive lease lock (this class) and the semaphore ({@link JdbcSemaphoreOps})
+ * over one table, its permits table and one token sequence, with the statements of one dialect
+ * ({@link Sql}). All blocking work runs through {@link Db}. Thread-safe.
+ */
+final class JdbcBackend implements LockBackend {
+  private static final Logger log = LoggerFactory.getLogger(JdbcBackend.class);
+  static final char LOCK = 'L';
+  static final char SEMAPHORE = 'S';
+  /** First field of an eviction notice. */
+  static final char EVICTED = 'E';
+
+  final Settings settings;
+  final Sql sql;
+  final Db db;
+  private final Capabilities capabilities;
+  String namespace;
+  String clientId;
+  String channel;
+  LocalWaiters local;
+  private WakeupSink sink;
+  private io.locksmith.spi.BackendEvents events = io.locksmith.spi.BackendEvents.NONE;
+  private PgListener listener;
+  private JdbcSemaphoreOps semaphoreWakes;
+
+  /** What the builder validated. */
+  record Settings(DataSource dataSource, DataSource listenerDataSource, JdbcDialect dialect, String table,
+      Duration commandTimeout, Duration waiterRecheck, Duration pollMin, Duration pollMax,
+      int maxConcurrency) {}
+
+  JdbcBackend(Settings settings, Db db) {
+    this.settings = settings;
+    this.sql = new Sql(settings.dialect(), settings.table());
+    this.db = db;
+    this.capabilities = new Capabilities("jdbc-" + settings.dialect().name().toLowerCase(java.util.Locale.ROOT),
+        EnumSet.of(LockKind.EXCLUSIVE, LockKind.SEMAPHORE), FencingGuarantee.STRICT, notifies());
+  }
+
+  boolean notifies() {
+    return settings.dialect() == JdbcDialect.POSTGRESQL;
+  }
+
+  @Override
+  public void open(BackendContext context) {
+    this.namespace = context.namespace();
+    this.clientId = context.clientId();
+    this.sink = context.wakeups();
+    this.events = context.events();
+    this.local = new LocalWaiters(sink);
+    this.channel = "locksmith_" + clientId;
+    this.semaphoreWakes = new JdbcSemaphoreOps(this, 1);
+    if (notifies()) {
+      listener = new PgListener(settings.listenerDataSource(), channel, this::onNotification, local::wakeAll,
+          settings.commandTimeout(), clientId);
+      listener.start();
+    }
+  }
+
+  /**
+   * A notification on our channel: a release addressed one of our waiters ({@code kind \n waiterId \n
+   * name}), or an operator evicted one of our holds ({@code E \n kind \n owner \n name}).
+   */
+  private void onNotification(String payload) {
+    if (payload.startsWith(EVICTED + "\n")) {
+      String[] f = payload.split("\n", 4);
+      if (f.length == 4 && f[1].length() == 1) {
+        events.ownerEvicted(f[1].charAt(0) == SEMAPHORE ? io.locksmith.spi.HoldKind.PERMIT
+            : io.locksmith.spi.HoldKind.EXCLUSIVE, f[3], f[2], "force-unlocked by an operator");
+      }
+      return;
+    }
+    int first = payload.indexOf('\n');
+    int second = payload.indexOf('\n', first + 1);
+    if (first != 1 || second < 0) {
+      log.debug("ignoring a notification that is not a wake-up: {}", payload);
+      return;
+    }
+    char kind = payload.charAt(0);
+    String waiterId = payload.substring(first + 1, second);
+    String name = payload.substring(second + 1);
+    local.remove(waiterId);
+    // the sink is the core's; a waiter that is gone hands the wake-up on
+    if (!sink.wake(name, waiterId)) {
+      if (kind == SEMAPHORE) {
+        semaphoreWakes.passWakeup(name, waiterId);
+      } else {
+        passWakeup(name, waiterId);
+      }
+    }
+  }
+
+  @Override
+  public Capabilities capabilities() {
+    return capabilities;
+  }
+
+  @Override
+  public SemaphoreOps semaphoreOps(int declaredPermits) {
+    return new JdbcSemaphoreOps(this, declaredPermits);
+  }
+
+  // ------------------------------------------------------------------ exclusive lock
+
+  @Override
+  public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis, AcquireMode mode,
+      String waiterId) {
+    if (mode == AcquireMode.REENTER) {
+      return db.call("re-enter '" + name + "'", c -> reenter(c, name, owner, leaseMillis), null);
+    }
+    return Db.conflictAsRefusal(db.call("acquire '" + name + "'", c -> grant(c, name, owner, leaseMillis,
+        waiterId), late -> giveBackLate(name, owner, late)), AcquireReply.busy(pollMillis(0, -1)));
+  }
+
+  /** A grant that arrived after its caller was told the call timed out: nobody will use it. */
+  private void giveBackLate(String name, String owner, AcquireReply late) {
+    if (late.granted()) {
+      log.debug("giving back lock '{}' granted after the command timeout", name);
+      release(name, owner, true);
+    }
+  }
+
+  private AcquireReply grant(Connection c, String name, String owner, long leaseMillis, String waiterId)
+      throws SQLException {
+    if (sql.dialect == JdbcDialect.POSTGRESQL) {
+      if (waiterId == null) {
+        try (PreparedStatement ps = db.prepare(c, sql.grant)) {
+          bindKey(ps, 1, LOCK, name);
+          ps.setString(4, owner);
+          ps.setLong(5, leaseMillis);
+          try (ResultSet rs = ps.executeQuery()) {
+            return rs.next() ? AcquireReply.granted(rs.getLong(1), rs.getInt(2)) : AcquireReply.busy(0);
+          }
+        }
+      }
+      try (PreparedStatement ps = db.prepare(c, sql.grantOrRegister)) {
+        int i = bindKey(ps, 1, LOCK, name);
+        ps.setString(i++, owner);
+        ps.setLong(i++, leaseMillis);
+        i = bindKey(ps, i, LOCK, name);
+        ps.setString(i++, waiterId);
+        ps.setString(i++, channel);
+        ps.setLong(i++, waiterTtlMillis());
+        i = bindKey(ps, i, LOCK, name);
+        ps.setString(i++, waiterId);
+        bindKey(ps, i, LOCK, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          long remaining = -1;
+          while (rs.next()) {
+            long token = rs.getLong(1);
+            if (!rs.wasNull()) {
+              local.remove(waiterId);
+              return AcquireReply.granted(token, rs.getInt(2));
+            }
+            remaining = rs.getLong(3);
+          }
+          local.refused(LOCK, name, waiterId);
+          return AcquireReply.busy(recheckMillis(remaining));
+        }
+      }
+    }
+    try (PreparedStatement ps = db.prepare(c, sql.grant)) {
+      bindKey(ps, 1, LOCK, name);
+      ps.setString(4, owner);
+      ps.setLong(5, leaseMillis);
+      ps.executeUpdate();
+    }
+    Row row = read(c, name);
+    if (row != null && owner.equals(row.owner)) {
+      local.remove(waiterId);
+      return AcquireReply.granted(row.token, row.holds);
+    }
+    if (waiterId == null) {
+      return AcquireReply.busy(0);
+    }
+    int attempts = local.refused(LOCK, name, waiterId);
+    return AcquireReply.busy(pollMillis(attempts, row == null ? -1 : row.remaining));
+  }
+
+  private AcquireReply reenter(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+    try (PreparedStatement ps = db.prepare(c, sql.reenter)) {
+      ps.setLong(1, leaseMillis);
+      bindKey(ps, 2, LOCK, name);
+      ps.setString(5, owner);
+      if (sql.dialect == JdbcDialect.POSTGRESQL) {
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? AcquireReply.granted(rs.getLong(1), rs.getInt(2)) : AcquireReply.lostHold();
+        }
+      }
+      if (ps.executeUpdate() == 0) {
+        return AcquireReply.lostHold();
+      }
+    }
+    Row row = read(c, name);
+    return row != null && owner.equals(row.owner) ? AcquireReply.granted(row.token, row.holds)
+        : AcquireReply.lostHold();
+  }
+
+  @Override
+  public CompletionStage<Integer> release(String name, String owner, boolean all) {
+    if (notifies()) {
+      return db.call("release '" + name + "'", c -> releaseAndWake(c, name, owner, all), null);
+    }
+    return db.call("release '" + name + "'", c -> {
+      int left = releaseRow(c, name, owner, all);
+      if (left == 0) {
+        wakeNext(c, LOCK, name, 1);
+      }
+      return left;
+    }, null);
+  }
+
+  /** PostgreSQL: the release and the wake-up in one round trip ({@link Sql#releaseAndWake}). */
+  private int releaseAndWake(Connection c, String name, String owner, boolean all) throws SQLException {
+    int threshold = all ? Integer.MAX_VALUE : 1;
+    try (PreparedStatement ps = db.prepare(c, sql.releaseAndWake)) {
+      ps.setInt(1, threshold);
+      ps.setInt(2, threshold);
+      ps.setInt(3, threshold);
+      int i = bindKey(ps, 4, LOCK, name);
+      ps.setString(i++, owner);
+      i = bindKey(ps, i, LOCK, name); // the wake's waiters
+      i = bindKey(ps, i, LOCK, name); // ... only if the lock row is free now
+      ps.setInt(i++, 1);
+      i = bindKey(ps, i, LOCK, name);
+      ps.setString(i++, String.valueOf(LOCK));
+      ps.setString(i, name);
+      boolean rows = ps.execute();
+      int left = -1;
+      if (rows) {
+        try (ResultSet rs = ps.getResultSet()) {
+          if (rs.next()) {
+            left = rs.getInt(1);
+          }
+        }
+      }
+      while (ps.getMoreResults() || ps.getUpdateCount() != -1) {
+        // drain the wake's result: one row per notified waiter
+      }
+      return left;
+    }
+  }
+
+  private int releaseRow(Connection c, String name, String owner, boolean all) throws SQLException {
+    int threshold = all ? Integer.MAX_VALUE : 1;
+    try (PreparedStatement ps = db.prepare(c, sql.release)) {
+      ps.setInt(1, threshold);
+      ps.setInt(2, threshold);
+      ps.setInt(3, threshold);
+      bindKey(ps, 4, LOCK, name);
+      ps.setString(7, owner);
+      if (sql.dialect == JdbcDialect.POSTGRESQL) {
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? rs.getInt(1) : -1;
+        }
+      }
+      if (ps.executeUpdate() == 0) {
+        return -1;
+      }
+    }
+    if (all) {
+      return 0;
+    }
+    Row row = read(c, name); // only this owner changes its hold count; another owner means it was freed
+    return row != null && owner.equals(row.owner) ? row.holds : 0;
+  }
+
+  /**
+   * Wakes up to {@code count} waiters of a lock that has just been freed: on PostgreSQL the oldest
+   * registered waiters (in any client) through their clients' channels, elsewhere this client's own
+   * waiters at once (other clients' waiters poll). Best effort: a failure here costs the waiters one
+   * backstop delay, never a wrong grant.
+   */
+  void wakeNext(Connection c, char kind, String name, int count) {
+    if (count <= 0) {
+      return;
+    }
+    if (!notifies()) {
+      local.wake(kind, name, count);
+      return;
+    }
+    try (PreparedStatement ps = db.prepare(c, sql.wake)) {
+      int i = bindKey(ps, 1, kind, name);
+      ps.setInt(i++, count);
+      i = bindKey(ps, i, kind, name);
+      ps.setString(i++, String.valueOf(kind));
+      ps.setString(i, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          // one row per notified waiter
+        }
+      }
+    } catch (SQLException e) {
+      log.debug("could not wake a waiter of '{}': {}", name, e.toString());
+    }
+  }
+
+  @Override
+  public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
+    return db.call("renew " + requests.size() + " lease(s)", c -> renewRows(c, sql.renew, requests, true), null);
+  }
+
+  /** One batch of owner-checked expiry updates; {@code withKind}: the statement has a kind column. */
+  List<Boolean> renewRows(Connection c, String statement, List<RenewRequest> requests, boolean withKind)
+      throws SQLException {
+    try (PreparedStatement ps = db.prepare(c, statement)) {
+      for (RenewRequest r : requests) {
+        int i = 1;
+        ps.setLong(i++, r.leaseMillis());
+        ps.setString(i++, namespace);
+        if (withKind) {
+          ps.setString(i++, String.valueOf(LOCK));
+        }
+        ps.setString(i++, r.name());
+        ps.setString(i, r.owner());
+        ps.addBatch();
+      }
+      int[] counts = ps.executeBatch();
+      List<Boolean> out = new ArrayList<>(counts.length);
+      boolean unknown = false;
+      for (int n : counts) {
+        unknown |= n == Statement.SUCCESS_NO_INFO;
+        out.add(n > 0);
+      }
+      if (!unknown) {
+        return out;
+      }
+    }
+    // a driver that batches without per-row counts (bulk protocols): ask one by one; renewing twice is
+    // harmless (each only if still owned)
+    List<Boolean> out = new ArrayList<>(requests.size());
+    for (RenewRequest r : requests) {
+      try (PreparedStatement ps = db.prepare(c, statement)) {
+        int i = 1;
+        ps.setLong(i++, r.leaseMillis());
+        ps.setString(i++, namespace);
+        if (withKind) {
+          ps.setString(i++, String.valueOf(LOCK));
+        }
+        ps.setString(i++, r.name());
+        ps.setString(i, r.owner());
+        out.add(ps.executeUpdate() > 0);
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public void cancelWait(String name, String waiterId) {
+    local.remove(waiterId);
+    if (notifies()) {
+      db.call("cancel a wait on '" + name + "'", c -> removeWaiter(c, LOCK, name, waiterId), null);
+    }
+  }
+
+  Integer removeWaiter(Connection c, char kind, String name, String waiterId) throws SQLException {
+    try (PreparedStatement ps = db.prepare(c, sql.waiterRemove)) {
+      bindKey(ps, 1, kind, name);
+      ps.setString(4, waiterId);
+      return ps.executeUpdate();
+    }
+  }
+
+  @Override
+  public void passWakeup(String name, String goneWaiterId) {
+    local.remove(goneWaiterId);
+    db.call("pass a wake-up on '" + name + "'", c -> {
+      if (notifies()) {
+        removeWaiter(c, LOCK, name, goneWaiterId);
+      }
+      Row row = read(c, name);
+      if (row == null || row.owner == null || row.remaining <= 0) {
+        wakeNext(c, LOCK, name, 1);
+      }
+      return null;
+    }, null);
+  }
+
+  @Override
+  public CompletionStage<Optional<LockInfo>> inspect(String name) {
+    return db.call("inspect '" + name + "'", c -> {
+      try (PreparedStatement ps = db.prepare(c, sql.inspect)) {
+        bindKey(ps, 1, LOCK, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            return Optional.<LockInfo>empty();
+          }
+          return Optional.of(new LockInfo(name, rs.getString(1), rs.getInt(2), rs.getLong(3),
+              Duration.ofMillis(Math.max(0, rs.getLong(4))), countWaiters(c, LOCK, name)));
+        }
+      }
+    }, null);
+  }
+
+  int countWaiters(Connection c, char kind, String name) throws SQLException {
+    if (!notifies()) {
+      return 0;
+    }
+    try (PreparedStatement ps = db.prepare(c, sql.waitersCount)) {
+      bindKey(ps, 1, kind, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getInt(1) : 0;
+      }
+    }
+  }
+
+  /**
+   * Frees the lock whoever holds it, tells the evicted holder (this client directly; on PostgreSQL
+   * another client through its channel; on MariaDB and H2 another client finds out at its next renewal)
+   * and wakes one waiter.
+   */
+  @Override
+  public CompletionStage<Boolean> forceUnlock(String name) {
+    return db.call("force-unlock '" + name + "'", c -> {
+      String evicted = inTransaction(c, () -> {
+        String owner;
+        try (PreparedStatement ps = db.prepare(c, sql.holderForUpdate)) {
+          bindKey(ps, 1, LOCK, name);
+          try (ResultSet rs = ps.executeQuery()) {
+            owner = rs.next() ? rs.getString(1) : null;
+          }
+        }
+        if (owner != null) {
+          try (PreparedStatement ps = db.prepare(c, sql.forceUnlock)) {
+            bindKey(ps, 1, LOCK, name);
+            ps.setString(4, owner);
+            ps.executeUpdate();
+          }
+        }
+        c.commit();
+        return owner;
+      });
+      if (evicted == null) {
+        return false;
+      }
+      tellEvicted(c, LOCK, name, List.of(evicted));
+      wakeNext(c, LOCK, name, 1);
+      return true;
+    }, null);
+  }
+
+  /** Eviction notices: to this client's events, or through the owners' clients' channels. */
+  void tellEvicted(Connection c, char kind, String name, List<String> owners) {
+    for (String owner : owners) {
+      int colon = owner.indexOf(':');
+      String ownerClient = colon > 0 ? owner.substring(0, colon) : owner;
+      if (ownerClient.equals(clientId)) {
+        events.ownerEvicted(kind == SEMAPHORE ? io.locksmith.spi.HoldKind.PERMIT : io.locksmith.spi.HoldKind.EXCLUSIVE,
+            name, owner, "force-unlocked by an operator");
+      } else if (notifies()) {
+        try (PreparedStatement ps = db.prepare(c, "SELECT pg_notify(?, ?)")) {
+          ps.setString(1, "locksmith_" + ownerClient);
+          ps.setString(2, EVICTED + "\n" + kind + "\n" + owner + "\n" + name);
+          ps.executeQuery().close();
+        } catch (SQLException e) {
+          log.debug("could not tell {} of its eviction from '{}': {}", owner, name, e.toString());
+        }
+      }
+    }
+  }
+
+  @FunctionalInterface
+  interface TxWork<T> {
+    T run() throws SQLException;
+  }
+
+  /** Runs {@code work} in a READ COMMITTED transaction; the work commits, {@link Db} rolls back otherwise. */
+  static <T> T inTransaction(Connection c, TxWork<T> work) throws SQLException {
+    int isolation = c.getTransactionIsolation();
+    if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+    }
+    c.setAutoCommit(false);
+    try {
+      T result = work.run();
+      if (!c.getAutoCommit()) {
+        c.commit(); // a refusal's read-only work
+      }
+      return result;
+    } catch (SQLException | RuntimeException e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
+      if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+        c.setTransactionIsolation(isolation);
+      }
+    }
+  }
+
+  /**
+   * Deletes rows whose last lease ended more than {@code grace} ago, expired permits and dead waiters'
+   * registrations of this client's namespace. Hygiene only: expired rows are taken over anyway.
+   */
+  CompletableFuture<Integer> purgeExpired(Duration grace) {
+    return db.call("purge expired rows", c -> {
+      int n = 0;
+      try (PreparedStatement ps = db.prepare(c, sql.purgeLocks)) {
+        ps.setString(1, namespace);
+        ps.setLong(2, grace.toMillis());
+        n += ps.executeUpdate();
+      }
+      try (PreparedStatement ps = db.prepare(c, sql.purgePermits)) {
+        ps.setString(1, namespace);
+        ps.setLong(2, 0);
+        n += ps.executeUpdate();
+      }
+      if (notifies()) {
+        try (PreparedStatement ps = db.prepare(c, sql.purgeWaiters)) {
+          ps.setString(1, namespace);
+          n += ps.executeUpdate();
+        }
+      }
+      return n;
+    }, null);
+  }
+
+  @Override
+  public void close() {
+    if (listener != null) {
+      listener.close();
+    }
+    db.close();
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  /** The lock row as read now. */
+  record Row(String owner, int holds, long token, long remaining) {}
+
+  private Row read(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = db.prepare(c, sql.read)) {
+      bindKey(ps, 1, LOCK, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? new Row(rs.getString(1), rs.getInt(2), rs.getLong(3), rs.getLong(4)) : null;
+      }
+    }
+  }
+
+  /** Binds namespace, kind, name from {@code index}; returns the next index. */
+  int bindKey(PreparedStatement ps, int index, char kind, String name) throws SQLException {
+    ps.setString(index, namespace);
+    ps.setString(index + 1, String.valueOf(kind));
+    ps.setString(index + 2, name);
+    return index + 3;
+  }
+
+  /** PostgreSQL waiters: woken by notification; re-check at the holder's expiry or the recheck interval. */
+  long recheckMillis(long holderRemaining) {
+    long cap = settings.waiterRecheck().toMillis();
+    return holderRemaining < 0 ? cap : Math.max(1, Math.min(cap, holderRemaining + 1));
+  }
+
+  long pollMillis(int attempts, long holderRemaining) {
+    return LocalWaiters.pollDelay(attempts, settings.pollMin().toMillis(), settings.pollMax().toMillis(),
+        holderRemaining);
+  }
+
+  /** A registration outlives three re-check intervals: a live waiter renews it at every attempt. */
+  long waiterTtlMillis() {
+    return settings.waiterRecheck().toMillis() * 3;
+  }
+}

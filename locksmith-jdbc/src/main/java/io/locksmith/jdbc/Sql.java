@@ -1,0 +1,277 @@
+package io.locksmith.jdbc;
+
+/**
+ * The statements of one dialect for one table, built once per client. Every time in them is the
+ * database's clock in milliseconds since the epoch ({@link #now}); the application's clock never reaches
+ * the database. Parameters are listed before each statement. Immutable.
+ */
+final class Sql {
+  final JdbcDialect dialect;
+  final String table;
+  final String permitsTable;
+  final String waitersTable;
+  final String sequence;
+  /** The database's current time in ms since the epoch. */
+  final String now;
+
+  /** ns, kind, name: the lock row's key. */
+  private static final String KEY = "namespace = ? AND kind = ? AND lock_name = ?";
+
+  // ---------------------------------------------------------------- exclusive lock
+  /**
+   * Grant to a new owner if free or expired, or again to the same owner (hold count 1, its token):
+   * ns, kind, name, owner, lease ms. PostgreSQL returns (token, holds) when granted; the others are
+   * followed by {@link #read}.
+   */
+  final String grant;
+  /** PostgreSQL: {@link #grant} plus the waiter's registration (or its removal when granted). */
+  final String grantOrRegister;
+  /** ns, kind, name → owner, holds, token, remaining ms. */
+  final String read;
+  /** lease ms, ns, kind, name, owner → (PostgreSQL) token, holds. */
+  final String reenter;
+  /** threshold x3 (holds at or below it are all dropped), ns, kind, name, owner → (PostgreSQL) holds. */
+  final String release;
+  /** lease ms, ns, kind, name, owner. */
+  final String renew;
+  /** ns, kind, name → owner, holds, token, remaining ms (held only). */
+  final String inspect;
+  /** ns, kind, name, owner: frees the row if {@code owner} still holds it. */
+  final String forceUnlock;
+  /** ns, kind, name → the holder, locking the row (in a transaction). */
+  final String holderForUpdate;
+  /** ns, grace ms. */
+  final String purgeLocks;
+
+  // ---------------------------------------------------------------- semaphore
+  /** ns, kind, name → permits, locking the meta row. */
+  final String metaLock;
+  /** ns, kind, name → permits. */
+  final String metaRead;
+  /** ns, kind, name, permits: insert the meta row if missing. */
+  final String metaEnsure;
+  /** ns, kind, name, permits: insert or overwrite the stored count. */
+  final String metaSet;
+  /** ns, name. */
+  final String permitsExpire;
+  /** ns, name → taken, ms until the first permit expires. */
+  final String permitsCount;
+  /** ns, name, owner → token. */
+  final String permitMine;
+  /** → next token. */
+  final String nextToken;
+  /** ns, name, owner, token, lease ms. */
+  final String permitInsert;
+  /** ns, name, owner. */
+  final String permitRelease;
+  /** ns, name, owner (any expiry). */
+  final String permitDrop;
+  /** lease ms, ns, name, owner. */
+  final String permitRenew;
+  /** ns, name → owner, token, remaining ms, newest grant first. */
+  final String permitsList;
+  /** ns, name. */
+  final String permitsForce;
+  /** ns, name → the owners of the unexpired permits. */
+  final String permitOwners;
+  /** ns, grace ms. */
+  final String purgePermits;
+
+  // ---------------------------------------------------------------- PostgreSQL waiters
+  /** ns, kind, name, waiter, channel, ttl ms. */
+  final String waiterRegister;
+  /** ns, kind, name, waiter. */
+  final String waiterRemove;
+  /** ns, kind, name, limit, ns, kind, name, kind, name → one row per woken waiter. */
+  final String wake;
+  /**
+   * PostgreSQL: {@link #release} and, in the same round trip and implicit transaction, the wake-up of
+   * the oldest waiter if the lock row is free afterwards: release's parameters, then ns, kind, name,
+   * then {@link #wake}'s. The second statement takes its own snapshot after the first, so it sees every
+   * waiter whose registration committed before the release took the row (a registration still in
+   * flight waits for the row and then finds the lock free).
+   */
+  final String releaseAndWake;
+  /** ns, kind, name → count. */
+  final String waitersCount;
+  /** ns. */
+  final String purgeWaiters;
+
+  Sql(JdbcDialect dialect, String table) {
+    this.dialect = dialect;
+    this.table = table;
+    this.permitsTable = table + "_permits";
+    this.waitersTable = table + "_waiters";
+    this.sequence = table + "_token";
+    String t = table;
+    String p = permitsTable;
+    String w = waitersTable;
+    switch (dialect) {
+      case POSTGRESQL -> {
+        now = "(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000))::BIGINT";
+        String next = "nextval('" + sequence + "')";
+        grant = "INSERT INTO " + t + " AS l (namespace, kind, lock_name, owner, holds, token, expires_at)"
+            + " VALUES (?, ?, ?, ?, 1, " + next + ", " + now + " + ?)"
+            + " ON CONFLICT (namespace, kind, lock_name) DO UPDATE SET owner = EXCLUDED.owner, holds = 1,"
+            + " token = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > " + now + " THEN l.token"
+            + " WHEN l.token < EXCLUDED.token THEN EXCLUDED.token ELSE " + next + " END,"
+            + " expires_at = EXCLUDED.expires_at"
+            + " WHERE l.owner IS NULL OR l.expires_at <= " + now + " OR l.owner = EXCLUDED.owner"
+            + " RETURNING token, holds";
+        // The waiter registers in the statement that finds the lock taken: a release commits after it
+        // (it waits for this statement's row lock) and then finds the waiter, or before it, and then
+        // this statement finds the lock free. No window for a lost wake-up.
+        grantOrRegister = "WITH g AS (" + grant + "),"
+            + " w AS (INSERT INTO " + w + " (namespace, kind, lock_name, waiter_id, channel, since, expires_at)"
+            + " SELECT ?, ?, ?, ?, ?, " + now + ", " + now + " + ? WHERE NOT EXISTS (SELECT 1 FROM g)"
+            + " ON CONFLICT (namespace, kind, lock_name, waiter_id) DO UPDATE SET expires_at = EXCLUDED.expires_at),"
+            + " d AS (DELETE FROM " + w + " WHERE " + KEY + " AND waiter_id = ? AND EXISTS (SELECT 1 FROM g))"
+            + " SELECT token, holds, CAST(NULL AS BIGINT) FROM g"
+            + " UNION ALL SELECT NULL, NULL, h.expires_at - " + now + " FROM " + t + " h"
+            + " WHERE NOT EXISTS (SELECT 1 FROM g) AND h.namespace = ? AND h.kind = ? AND h.lock_name = ?";
+        reenter = "UPDATE " + t + " SET holds = holds + 1, expires_at = GREATEST(expires_at, " + now + " + ?)"
+            + " WHERE " + KEY + " AND owner = ? AND expires_at > " + now + " RETURNING token, holds";
+        release = releaseSql(t) + " RETURNING holds";
+        metaEnsure = "INSERT INTO " + t + " (namespace, kind, lock_name, permits) VALUES (?, ?, ?, ?)"
+            + " ON CONFLICT (namespace, kind, lock_name) DO NOTHING";
+        metaSet = "INSERT INTO " + t + " (namespace, kind, lock_name, permits) VALUES (?, ?, ?, ?)"
+            + " ON CONFLICT (namespace, kind, lock_name) DO UPDATE SET permits = EXCLUDED.permits";
+        nextToken = "SELECT " + next;
+        waiterRegister = "INSERT INTO " + w + " (namespace, kind, lock_name, waiter_id, channel, since, expires_at)"
+            + " VALUES (?, ?, ?, ?, ?, " + now + ", " + now + " + ?)"
+            + " ON CONFLICT (namespace, kind, lock_name, waiter_id) DO UPDATE SET expires_at = EXCLUDED.expires_at";
+        waiterRemove = "DELETE FROM " + w + " WHERE " + KEY + " AND waiter_id = ?";
+        // oldest registration first; SKIP LOCKED: two concurrent releases wake two different waiters
+        wake = "WITH pick AS (SELECT waiter_id FROM " + w + " WHERE " + KEY + " AND expires_at > " + now
+            + " ORDER BY since, waiter_id LIMIT ? FOR UPDATE SKIP LOCKED),"
+            + " woken AS (DELETE FROM " + w + " x WHERE x.namespace = ? AND x.kind = ? AND x.lock_name = ?"
+            + " AND x.waiter_id IN (SELECT waiter_id FROM pick) RETURNING x.waiter_id, x.channel)"
+            + " SELECT pg_notify(channel, ? || chr(10) || waiter_id || chr(10) || ?) FROM woken";
+        releaseAndWake = release + "; " + wake.replace(" ORDER BY since", " AND EXISTS (SELECT 1 FROM " + t
+            + " f WHERE f.namespace = ? AND f.kind = ? AND f.lock_name = ? AND (f.owner IS NULL OR f.expires_at <= "
+            + now + ")) ORDER BY since");
+        waitersCount = "SELECT COUNT(*) FROM " + w + " WHERE " + KEY + " AND expires_at > " + now;
+        purgeWaiters = "DELETE FROM " + w + " WHERE namespace = ? AND expires_at <= " + now;
+      }
+      case MARIADB -> {
+        now = "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)";
+        String next = "NEXTVAL(" + sequence + ")";
+        String free = "(owner IS NULL OR expires_at <= " + now + ")";
+        // MariaDB assigns left to right and later assignments see earlier ones: owner and expires_at go
+        // last, and expires_at tests the owner that was just written (ours if and only if granted).
+        // NOW is the statement's start time throughout.
+        grant = "INSERT INTO " + t + " (namespace, kind, lock_name, owner, holds, token, expires_at)"
+            + " VALUES (?, ?, ?, ?, 1, " + next + ", " + now + " + ?)"
+            + " ON DUPLICATE KEY UPDATE"
+            + " token = IF(owner = VALUES(owner) AND expires_at > " + now + ", token, IF(" + free
+            + ", IF(token < VALUES(token), VALUES(token), " + next + "), token)),"
+            + " holds = IF(" + free + " OR owner = VALUES(owner), 1, holds),"
+            + " owner = IF(" + free + " OR owner = VALUES(owner), VALUES(owner), owner),"
+            + " expires_at = IF(owner = VALUES(owner), VALUES(expires_at), expires_at)";
+        grantOrRegister = null;
+        reenter = "UPDATE " + t + " SET holds = holds + 1, expires_at = GREATEST(expires_at, " + now + " + ?)"
+            + " WHERE " + KEY + " AND owner = ? AND expires_at > " + now;
+        release = releaseSql(t);
+        metaEnsure = "INSERT IGNORE INTO " + t + " (namespace, kind, lock_name, permits) VALUES (?, ?, ?, ?)";
+        metaSet = "INSERT INTO " + t + " (namespace, kind, lock_name, permits) VALUES (?, ?, ?, ?)"
+            + " ON DUPLICATE KEY UPDATE permits = VALUES(permits)";
+        nextToken = "SELECT " + next;
+        waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
+      }
+      case H2 -> {
+        now = "DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)";
+        String next = "NEXT VALUE FOR " + sequence;
+        grant = "MERGE INTO " + t + " l USING (SELECT CAST(? AS VARCHAR(64)) ns, CAST(? AS CHAR(1)) k,"
+            + " CAST(? AS VARCHAR(1024)) nm, CAST(? AS VARCHAR(160)) ow, CAST(? AS BIGINT) lease, "
+            + next + " tok, " + now + " n) s"
+            + " ON l.namespace = s.ns AND l.kind = s.k AND l.lock_name = s.nm"
+            + " WHEN MATCHED AND (l.owner IS NULL OR l.expires_at <= s.n OR l.owner = s.ow) THEN UPDATE SET"
+            + " token = CASE WHEN l.owner = s.ow AND l.expires_at > s.n THEN l.token"
+            + " WHEN l.token < s.tok THEN s.tok ELSE " + next + " END,"
+            + " owner = s.ow, holds = 1, expires_at = s.n + s.lease"
+            + " WHEN NOT MATCHED THEN INSERT (namespace, kind, lock_name, owner, holds, token, expires_at)"
+            + " VALUES (s.ns, s.k, s.nm, s.ow, 1, s.tok, s.n + s.lease)";
+        grantOrRegister = null;
+        reenter = "UPDATE " + t + " SET holds = holds + 1, expires_at = GREATEST(expires_at, " + now + " + ?)"
+            + " WHERE " + KEY + " AND owner = ? AND expires_at > " + now;
+        release = releaseSql(t);
+        String using = " USING (SELECT CAST(? AS VARCHAR(64)) ns, CAST(? AS CHAR(1)) k,"
+            + " CAST(? AS VARCHAR(1024)) nm, CAST(? AS INT) pm) s"
+            + " ON t.namespace = s.ns AND t.kind = s.k AND t.lock_name = s.nm";
+        metaEnsure = "MERGE INTO " + t + " t" + using
+            + " WHEN NOT MATCHED THEN INSERT (namespace, kind, lock_name, permits) VALUES (s.ns, s.k, s.nm, s.pm)";
+        metaSet = "MERGE INTO " + t + " t" + using + " WHEN MATCHED THEN UPDATE SET permits = s.pm"
+            + " WHEN NOT MATCHED THEN INSERT (namespace, kind, lock_name, permits) VALUES (s.ns, s.k, s.nm, s.pm)";
+        nextToken = "SELECT " + next;
+        waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
+      }
+      default -> throw new IllegalArgumentException(String.valueOf(dialect));
+    }
+    read = "SELECT owner, holds, token, expires_at - " + now + " FROM " + t + " WHERE " + KEY;
+    renew = "UPDATE " + t + " SET expires_at = " + now + " + ? WHERE " + KEY + " AND owner = ? AND expires_at > "
+        + now;
+    inspect = "SELECT owner, holds, token, expires_at - " + now + " FROM " + t + " WHERE " + KEY
+        + " AND owner IS NOT NULL AND expires_at > " + now;
+    forceUnlock = "UPDATE " + t + " SET owner = NULL, holds = 0, expires_at = " + now + " WHERE " + KEY
+        + " AND owner = ?";
+    holderForUpdate = "SELECT owner FROM " + t + " WHERE " + KEY + " AND owner IS NOT NULL AND expires_at > "
+        + now + " FOR UPDATE";
+    // A row is purged only well after its last lease ended: a grant statement that is still blocked on
+    // the row (bounded by the command timeout) must find it, or it would insert a new row with a token
+    // it drew before the row's last one.
+    purgeLocks = "DELETE FROM " + t + " WHERE namespace = ? AND kind = 'L' AND expires_at < " + now + " - ?";
+    metaLock = "SELECT permits FROM " + t + " WHERE " + KEY + " FOR UPDATE";
+    metaRead = "SELECT permits FROM " + t + " WHERE " + KEY;
+    String pkey = "namespace = ? AND lock_name = ?";
+    permitsExpire = "DELETE FROM " + p + " WHERE " + pkey + " AND expires_at <= " + now;
+    permitsCount = "SELECT COUNT(*), MIN(expires_at) - " + now + " FROM " + p + " WHERE " + pkey
+        + " AND expires_at > " + now;
+    permitMine = "SELECT token FROM " + p + " WHERE " + pkey + " AND owner = ? AND expires_at > " + now;
+    permitInsert = "INSERT INTO " + p + " (namespace, lock_name, owner, token, expires_at) VALUES (?, ?, ?, ?, "
+        + now + " + ?)";
+    permitRelease = "DELETE FROM " + p + " WHERE " + pkey + " AND owner = ? AND expires_at > " + now;
+    permitDrop = "DELETE FROM " + p + " WHERE " + pkey + " AND owner = ?";
+    permitRenew = "UPDATE " + p + " SET expires_at = " + now + " + ? WHERE " + pkey + " AND owner = ? AND expires_at > "
+        + now;
+    permitsList = "SELECT owner, token, expires_at - " + now + " FROM " + p + " WHERE " + pkey + " AND expires_at > "
+        + now + " ORDER BY token DESC";
+    permitsForce = "DELETE FROM " + p + " WHERE " + pkey;
+    permitOwners = "SELECT owner FROM " + p + " WHERE " + pkey + " AND expires_at > " + now;
+    purgePermits = "DELETE FROM " + p + " WHERE namespace = ? AND expires_at < " + now + " - ?";
+  }
+
+  /**
+   * The owner's release: drops one hold, or all of them when the hold count is at or below the
+   * threshold. Assignments are ordered so that each one reads the old hold count on MariaDB too.
+   */
+  private String releaseSql(String t) {
+    return "UPDATE " + t + " SET expires_at = CASE WHEN holds <= ? THEN " + now + " ELSE expires_at END,"
+        + " owner = CASE WHEN holds <= ? THEN NULL ELSE owner END,"
+        + " holds = CASE WHEN holds <= ? THEN 0 ELSE holds - 1 END"
+        + " WHERE " + KEY + " AND owner = ? AND expires_at > " + now;
+  }
+
+  /** A probe that fails unless the table has the expected columns. */
+  String probeLocks() {
+    return "SELECT namespace, kind, lock_name, owner, holds, token, expires_at, permits FROM " + table + " WHERE 1 = 0";
+  }
+
+  String probePermits() {
+    return "SELECT namespace, lock_name, owner, token, expires_at FROM " + permitsTable + " WHERE 1 = 0";
+  }
+
+  String probeWaiters() {
+    return "SELECT namespace, kind, lock_name, waiter_id, channel, since, expires_at FROM " + waitersTable
+        + " WHERE 1 = 0";
+  }
+
+  /** A probe that fails unless the sequence exists; it draws no value. */
+  String probeSequence() {
+    return switch (dialect) {
+      case POSTGRESQL -> "SELECT last_value FROM " + sequence;
+      case MARIADB -> "SELECT next_not_cached_value FROM " + sequence;
+      case H2 -> "SELECT COUNT(*) FROM INFORMATION_SCHEMA.SEQUENCES WHERE UPPER(SEQUENCE_NAME) = UPPER('"
+          + sequence.substring(sequence.lastIndexOf('.') + 1) + "')";
+    };
+  }
+}

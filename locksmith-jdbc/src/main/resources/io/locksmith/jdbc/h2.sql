@@ -1,0 +1,23 @@
+-- Locksmith JDBC backend, H2 2.x. ${table} is the table name given to the builder.
+-- Times are milliseconds since the epoch by the DATABASE clock (CURRENT_TIMESTAMP, frozen within a
+-- transaction in H2: the lease statements are single autocommit statements).
+CREATE TABLE IF NOT EXISTS ${table} (
+  namespace  VARCHAR(64)   NOT NULL,
+  kind       CHAR(1)       NOT NULL,
+  lock_name  VARCHAR(1024) NOT NULL,
+  owner      VARCHAR(160),
+  holds      INT           NOT NULL DEFAULT 0,
+  token      BIGINT        NOT NULL DEFAULT 0,
+  expires_at BIGINT        NOT NULL DEFAULT 0,
+  permits    INT,
+  PRIMARY KEY (namespace, kind, lock_name)
+);
+CREATE TABLE IF NOT EXISTS ${table}_permits (
+  namespace  VARCHAR(64)   NOT NULL,
+  lock_name  VARCHAR(1024) NOT NULL,
+  owner      VARCHAR(160)  NOT NULL,
+  token      BIGINT        NOT NULL,
+  expires_at BIGINT        NOT NULL,
+  PRIMARY KEY (namespace, lock_name, owner)
+);
+CREATE SEQUENCE IF NOT EXISTS ${table}_token;

@@ -1,0 +1,23 @@
+-- Locksmith JDBC backend, MariaDB 10.3 or later (sequences). ${table} is the table name given to the builder.
+-- Times are milliseconds since the epoch by the DATABASE clock (UTC_TIMESTAMP(6)), never the application's.
+-- Names compare case-sensitively (utf8mb4_bin), as lock names do everywhere else.
+CREATE TABLE IF NOT EXISTS ${table} (
+  namespace  VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  kind       CHAR(1)      CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  lock_name  VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  owner      VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
+  holds      INT          NOT NULL DEFAULT 0,
+  token      BIGINT       NOT NULL DEFAULT 0,
+  expires_at BIGINT       NOT NULL DEFAULT 0,
+  permits    INT,
+  PRIMARY KEY (namespace, kind, lock_name)
+) ENGINE=InnoDB;
+CREATE TABLE IF NOT EXISTS ${table}_permits (
+  namespace  VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  lock_name  VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  owner      VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  token      BIGINT       NOT NULL,
+  expires_at BIGINT       NOT NULL,
+  PRIMARY KEY (namespace, lock_name, owner)
+) ENGINE=InnoDB;
+CREATE SEQUENCE IF NOT EXISTS ${table}_token ENGINE=InnoDB;

@@ -1,0 +1,32 @@
+-- Locksmith JDBC backend, PostgreSQL. ${table} is the table name given to the builder (default locksmith_locks).
+-- Times are milliseconds since the epoch by the DATABASE clock (clock_timestamp()), never the application's.
+CREATE TABLE IF NOT EXISTS ${table} (
+  namespace  VARCHAR(64)  NOT NULL,
+  kind       CHAR(1)      NOT NULL,       -- L: exclusive lock, S: semaphore (its stored permit count)
+  lock_name  VARCHAR(512) NOT NULL,
+  owner      VARCHAR(160),                -- NULL: free
+  holds      INTEGER      NOT NULL DEFAULT 0,
+  token      BIGINT       NOT NULL DEFAULT 0,
+  expires_at BIGINT       NOT NULL DEFAULT 0,
+  permits    INTEGER,
+  PRIMARY KEY (namespace, kind, lock_name)
+);
+CREATE TABLE IF NOT EXISTS ${table}_permits (
+  namespace  VARCHAR(64)  NOT NULL,
+  lock_name  VARCHAR(512) NOT NULL,
+  owner      VARCHAR(160) NOT NULL,
+  token      BIGINT       NOT NULL,
+  expires_at BIGINT       NOT NULL,
+  PRIMARY KEY (namespace, lock_name, owner)
+);
+CREATE TABLE IF NOT EXISTS ${table}_waiters (
+  namespace  VARCHAR(64)  NOT NULL,
+  kind       CHAR(1)      NOT NULL,
+  lock_name  VARCHAR(512) NOT NULL,
+  waiter_id  VARCHAR(64)  NOT NULL,
+  channel    VARCHAR(63)  NOT NULL,       -- the waiting client's LISTEN channel
+  since      BIGINT       NOT NULL,
+  expires_at BIGINT       NOT NULL,
+  PRIMARY KEY (namespace, kind, lock_name, waiter_id)
+);
+CREATE SEQUENCE IF NOT EXISTS ${table}_token;

@@ -1,0 +1,105 @@
+package io.locksmith.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.locksmith.ClientOptions;
+import io.locksmith.Lease;
+import io.locksmith.LeaseState;
+import io.locksmith.LockOptions;
+import io.locksmith.Ticker;
+import io.locksmith.testkit.SharedTopology;
+import io.locksmith.testkit.h2.H2Database;
+import io.locksmith.testkit.mariadb.MariaDbServer;
+import io.locksmith.testkit.postgres.PostgresServer;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Acceptance 2 of issue 15: one of two clients has its application clock an hour ahead, the other an
+ * hour behind (injected {@link Ticker}s; on PostgreSQL and MariaDB their database sessions also run in
+ * time zones 26 and 25 hours apart). Leases are judged by the database clock alone, so neither client
+ * is granted a lock the other holds, and no lease ends early: a fixed lease is taken over only after it
+ * ran out in real time, and a watched one is never taken over. Peers that compare expiry with the
+ * application's clock (a row's {@code lock_until} written from {@code Instant.now()}) grant the lock at
+ * once to the client an hour ahead.
+ */
+class JdbcClockSkewTest {
+  @RegisterExtension
+  static final SharedTopology<PostgresServer> PG = PostgresServer.shared();
+  @RegisterExtension
+  static final SharedTopology<MariaDbServer> MARIADB = MariaDbServer.shared();
+  @RegisterExtension
+  static final SharedTopology<H2Database> H2 = H2Database.shared();
+
+  private static final long HOUR = TimeUnit.HOURS.toNanos(1);
+  private static final Duration FIXED = Duration.ofMillis(1200);
+
+  @Test
+  void postgresql() throws Exception {
+    check(PG.get().jdbcUrl(), "postgres", "SET TIME ZONE 'Pacific/Kiritimati'", "SET TIME ZONE 'Etc/GMT+12'");
+  }
+
+  @Test
+  void mariadb() throws Exception {
+    check(MARIADB.get().jdbcUrl(), "root", "SET time_zone = '+13:00'", "SET time_zone = '-12:00'");
+  }
+
+  @Test
+  void h2() throws Exception {
+    check(H2.get().jdbcUrl(), "sa", null, null);
+  }
+
+  private static void check(String url, String user, String aheadSession, String behindSession) throws Exception {
+    try (HikariDataSource aheadPool = pool(url, user, aheadSession);
+        HikariDataSource behindPool = pool(url, user, behindSession);
+        JdbcLockClient ahead = client(aheadPool, HOUR);
+        JdbcLockClient behind = client(behindPool, -HOUR)) {
+      String name = "skew/" + System.nanoTime();
+      noEarlyExpiryNoDoubleGrant(ahead, behind, name);
+      noEarlyExpiryNoDoubleGrant(behind, ahead, name);
+      // a watched lease of the skewed client is never taken over while it is renewed
+      try (Lease watched = ahead.lock(name, LockOptions.watched(Duration.ofMillis(500))).acquire()) {
+        assertThat(behind.lock(name).tryAcquire(Duration.ofMillis(1600))).isEmpty();
+        assertThat(watched.state()).isEqualTo(LeaseState.HELD);
+      }
+    }
+  }
+
+  private static void noEarlyExpiryNoDoubleGrant(JdbcLockClient holder, JdbcLockClient contender, String name)
+      throws Exception {
+    Lease held = holder.lock(name, LockOptions.fixed(FIXED)).acquire();
+    long grantedAt = System.nanoTime();
+    assertThat(contender.lock(name).tryAcquire()).as("no double grant").isEmpty();
+    Optional<Lease> next = contender.lock(name).tryAcquire(Duration.ofSeconds(10));
+    long waited = System.nanoTime() - grantedAt;
+    assertThat(next).as("taken over once the lease ran out").isPresent();
+    assertThat(Duration.ofNanos(waited)).as("no early expiry").isGreaterThanOrEqualTo(FIXED.minusMillis(50));
+    assertThat(next.get().fencingToken()).isGreaterThan(held.fencingToken());
+    assertThat(held.release()).as("the expired holder no longer owns it").isFalse();
+    next.get().release();
+  }
+
+  private static JdbcLockClient client(HikariDataSource pool, long offsetNanos) {
+    Ticker skewed = () -> System.nanoTime() + offsetNanos;
+    return JdbcLockClient.builder().dataSource(pool).createTableIfMissing()
+        .options(ClientOptions.builder().ticker(skewed).build()).build();
+  }
+
+  private static HikariDataSource pool(String url, String user, String sessionSql) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setUsername(user);
+    config.setPassword("");
+    config.setMaximumPoolSize(6);
+    config.setMinimumIdle(0);
+    if (sessionSql != null) {
+      config.setConnectionInitSql(sessionSql);
+    }
+    return new HikariDataSource(config);
+  }
+}
