@@ -1,0 +1,47 @@
+package io.locksmith.testkit.zookeeper;
+
+import java.time.Duration;
+import java.util.function.Supplier;
+import org.apache.curator.test.InstanceSpec;
+
+/** Server specifications and start-up settings shared by the servers of this package. */
+final class Specs {
+  static final String HOST = "127.0.0.1";
+  private static final String CONTAINER_INTERVAL = "znode.container.checkIntervalMs";
+
+  private Specs() {}
+
+  /**
+   * @param serverId the member id in an ensemble, or 0 for a standalone server
+   * @throws IllegalArgumentException if {@code tickTime} is out of range
+   */
+  static InstanceSpec spec(Duration tickTime, int serverId) {
+    if (tickTime == null || tickTime.toMillis() < 10 || tickTime.compareTo(Duration.ofSeconds(10)) > 0) {
+      throw new IllegalArgumentException("tickTime must be from 10 ms to 10 s, was " + tickTime);
+    }
+    // data directory: a fresh temporary one, deleted on close; ports: free ones
+    return new InstanceSpec(null, -1, -1, -1, true, serverId > 0 ? serverId : -1, (int) tickTime.toMillis(), -1,
+        null, HOST);
+  }
+
+  /** Runs {@code start} with the container check interval set, if one is given. */
+  static synchronized <T> T withContainerInterval(Duration interval, Supplier<T> start) {
+    if (interval == null) {
+      return start.get();
+    }
+    if (interval.toMillis() < 10 || interval.compareTo(Duration.ofHours(1)) > 0) {
+      throw new IllegalArgumentException("containerCheckInterval must be from 10 ms to 1 h, was " + interval);
+    }
+    String before = System.getProperty(CONTAINER_INTERVAL);
+    System.setProperty(CONTAINER_INTERVAL, Long.toString(interval.toMillis()));
+    try {
+      return start.get();
+    } finally {
+      if (before == null) {
+        System.clearProperty(CONTAINER_INTERVAL);
+      } else {
+        System.setProperty(CONTAINER_INTERVAL, before);
+      }
+    }
+  }
+}

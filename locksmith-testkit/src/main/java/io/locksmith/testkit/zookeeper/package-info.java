@@ -1,0 +1,16 @@
+/**
+ * Real ZooKeeper for tests, inside the test JVM, from curator-test: a single server
+ * ({@link io.locksmith.testkit.zookeeper.ZooKeeperTestServer}), an ensemble that can lose and regain its
+ * leader or all members ({@link io.locksmith.testkit.zookeeper.ZooKeeperEnsemble}), a JUnit 5 extension
+ * that shares one of each per test run ({@link io.locksmith.testkit.zookeeper.ZooKeeperExtension}), a
+ * true server-side session expiry ({@link io.locksmith.testkit.zookeeper.ZooKeeperSessions}) and
+ * four-letter words ({@link io.locksmith.testkit.zookeeper.FourLetterWords}). To partition one client, put
+ * a {@link io.locksmith.testkit.TcpProxy} per member between it and the ensemble.
+ *
+ * <p>This package needs {@code org.apache.curator:curator-test} on the classpath, which the testkit
+ * declares as optional: a module using it declares the dependency itself. ZooKeeper logs a lot at INFO;
+ * set {@code org.apache.zookeeper} to {@code error} and {@code org.apache.curator} to {@code warn} in the
+ * test logging configuration. Every server start leaves a small properties file in
+ * {@code java.io.tmpdir}: point it at a directory under {@code target/} in the surefire configuration.
+ */
+package io.locksmith.testkit.zookeeper;
