@@ -1,0 +1,104 @@
+package io.locksmith.zookeeper;
+
+import java.util.List;
+
+/**
+ * One lock kind, or one side of the read-write lock, as nodes under a lock parent: where its parents
+ * live, how its nodes are tagged, and the rule that says whether a node holds. Immutable.
+ *
+ * <p>Every rule grants in sequence (arrival) order and every waiter watches one node, so a release
+ * wakes one waiter:
+ * <ul>
+ *   <li>exclusive, fair and write: the first node holds; a waiter watches its predecessor;
+ *   <li>read: a read node holds if no write node of another owner is ahead of it (a writer that waits
+ *       keeps later readers out, readers ahead of it keep it out; the writer's own read node is its
+ *       downgrade); a waiting reader watches the nearest such write node;
+ *   <li>permit: the first {@code permits} nodes hold; a waiter watches its predecessor, and the first
+ *       waiter (its predecessor holds) also the list of nodes and the permit count.
+ * </ul>
+ */
+enum Side {
+  EXCLUSIVE("lock", 'x'),
+  FAIR("fair", 'x'),
+  READ("rw", 'r'),
+  WRITE("rw", 'w'),
+  PERMIT("semaphore", 'p');
+
+  /** The directory of this kind's lock parents under the namespace. */
+  final String dir;
+  /** The tag of this side's nodes. */
+  final char tag;
+
+  Side(String dir, char tag) {
+    this.dir = dir;
+    this.tag = tag;
+  }
+
+  /**
+   * What a node at {@code index} of {@code queue} may do.
+   *
+   * @param queue the lock parent's nodes in sequence order
+   * @param index the node's position
+   * @param permits the permit count in force (permits only)
+   * @return the decision
+   */
+  Decision decide(List<NodeNames.Node> queue, int index, int permits) {
+    NodeNames.Node self = queue.get(index);
+    switch (this) {
+      case EXCLUSIVE:
+      case FAIR:
+      case WRITE:
+        return index == 0 ? Decision.GRANT : Decision.watch(queue.get(index - 1));
+      case READ:
+        for (int i = index - 1; i >= 0; i--) {
+          NodeNames.Node ahead = queue.get(i);
+          if (ahead.tag() == WRITE.tag && !ahead.ownerKey().equals(self.ownerKey())) {
+            return Decision.watch(ahead);
+          }
+        }
+        return Decision.GRANT;
+      case PERMIT:
+        return index < permits ? Decision.GRANT : Decision.watch(queue.get(index - 1));
+      default:
+        throw new AssertionError(this);
+    }
+  }
+
+  /**
+   * @param queue the lock parent's nodes in sequence order
+   * @param index a node's position
+   * @param permits the permit count in force (permits only)
+   * @param marked whether the node has been marked as holding (permits only)
+   * @return whether the node at {@code index} holds this side, for inspection and force-unlock
+   */
+  boolean holds(List<NodeNames.Node> queue, int index, int permits, boolean marked) {
+    NodeNames.Node node = queue.get(index);
+    switch (this) {
+      case EXCLUSIVE:
+      case FAIR:
+        return index == 0;
+      case WRITE:
+        return index == 0 && node.tag() == WRITE.tag;
+      case READ:
+        return node.tag() == READ.tag && decide(queue, index, permits).granted();
+      case PERMIT:
+        return marked;
+      default:
+        throw new AssertionError(this);
+    }
+  }
+
+  /**
+   * A node's decision.
+   *
+   * @param granted whether it holds
+   * @param watch the node to watch while it waits, or null when granted
+   */
+  record Decision(boolean granted, NodeNames.Node watch) {
+    static final Decision GRANT = new Decision(true, null);
+
+    static Decision watch(NodeNames.Node node) {
+      return new Decision(false, node);
+    }
+  }
+}
