@@ -165,7 +165,8 @@ final class NodeNames {
 
   /**
    * @param children child names of a lock parent, in any order
-   * @return its lock nodes in sequence order (arrival order); other children are left out
+   * @return its lock nodes in the order the rules read them ({@link Side#order}: arrival order, a
+   *     read-write lock's downgrade nodes first); other children are left out
    */
   static List<Node> queue(List<String> children) {
     List<Node> nodes = new ArrayList<>(children.size());
@@ -176,6 +177,6 @@ final class NodeNames {
       }
     }
     nodes.sort(Comparator.comparingLong(Node::sequence));
-    return nodes;
+    return Side.order(nodes);
   }
 }

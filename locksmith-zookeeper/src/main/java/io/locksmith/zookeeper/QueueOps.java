@@ -306,7 +306,7 @@ final class QueueOps implements SemaphoreOps {
     if (decision.granted()) {
       return grant(h, queue, index, leaseMillis, started, what);
     }
-    if (waiterId == null) { // may not wait: leave the queue before answering
+    if (waiterId == null || decision.watch() == null) { // may not wait: leave the queue before answering
       return backend.giveUp(h).thenApply(v -> AcquireReply.busy(backend.recheckMillis()));
     }
     String watched = h.parent + "/" + decision.watch().name();
@@ -383,7 +383,7 @@ final class QueueOps implements SemaphoreOps {
    * it since the parent was created (larger than every token granted before that).
    */
   private CompletableFuture<Long> readToken(Hold h, List<NodeNames.Node> queue, int index, String what) {
-    for (int i = 0; i < index; i++) {
+    for (int i = 0; i < queue.size(); i++) {
       NodeNames.Node n = queue.get(i);
       if (n.tag() == Side.WRITE.tag && n.ownerKey().equals(h.ownerKey)) {
         Hold write = backend.hold(new Hold.Key(Side.WRITE, h.name(), h.key.owner()));
@@ -471,7 +471,7 @@ final class QueueOps implements SemaphoreOps {
    */
   private CompletableFuture<Integer> releaseUnknown(String name, String owner, String what) {
     String parent = backend.parent(side, name);
-    String prefix = NodeNames.prefix(side.tag, backend.clientId(), NodeNames.ownerKey(owner));
+    String ownerKey = NodeNames.ownerKey(owner);
     return backend.zk().call(what, cb -> backend.curator().getChildren().inBackground(cb).forPath(parent), Code.NONODE)
         .thenCompose(e -> {
           if (Zk.code(e) == Code.NONODE) {
@@ -479,7 +479,8 @@ final class QueueOps implements SemaphoreOps {
           }
           List<CompletableFuture<CuratorEvent>> deletes = new ArrayList<>();
           for (NodeNames.Node n : NodeNames.queue(e.getChildren())) {
-            if (n.prefix().equals(prefix)) {
+            boolean tagged = n.tag() == side.tag || (side == Side.READ && n.tag() == Side.DOWNGRADE);
+            if (tagged && n.ownerKey().equals(ownerKey) && n.clientId().equals(backend.clientId())) {
               deletes.add(backend.zk().call(what, cb -> backend.curator().delete().guaranteed().inBackground(cb)
                   .forPath(parent + "/" + n.name()), Code.NONODE));
             }

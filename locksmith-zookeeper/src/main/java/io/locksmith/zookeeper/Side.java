@@ -10,9 +10,13 @@ import java.util.List;
  * wakes one waiter:
  * <ul>
  *   <li>exclusive, fair and write: the first node holds; a waiter watches its predecessor;
- *   <li>read: a read node holds if no write node of another owner is ahead of it (a writer that waits
- *       keeps later readers out, readers ahead of it keep it out; the writer's own read node is its
- *       downgrade); a waiting reader watches the nearest such write node;
+ *   <li>read: a read node holds if no write node is ahead of it (a writer that waits keeps later
+ *       readers out, readers ahead of it keep it out); a waiting reader watches the nearest write node
+ *       ahead. A <em>downgrade</em> node (tag {@code d}), which the holder of the write lock creates for
+ *       its read hold, counts as ahead of every other node of the lock: it takes the place of the write
+ *       node it is created under, so that no waiting writer comes in when that write node goes. It is
+ *       granted only if its owner's write node is then the first of the others (the write lock is
+ *       still held), else refused;
  *   <li>permit: the first {@code permits} nodes hold; a waiter watches its predecessor, and the first
  *       waiter (its predecessor holds) also the list of nodes and the permit count.
  * </ul>
@@ -28,6 +32,8 @@ enum Side {
   final String dir;
   /** The tag of this side's nodes. */
   final char tag;
+  /** The tag of a downgrade's read node. */
+  static final char DOWNGRADE = 'd';
 
   Side(String dir, char tag) {
     this.dir = dir;
@@ -50,9 +56,17 @@ enum Side {
       case WRITE:
         return index == 0 ? Decision.GRANT : Decision.watch(queue.get(index - 1));
       case READ:
+        if (self.tag() == DOWNGRADE) {
+          for (NodeNames.Node n : queue) {
+            if (n.tag() != DOWNGRADE) {
+              return n.tag() == WRITE.tag && n.ownerKey().equals(self.ownerKey()) ? Decision.GRANT : Decision.REFUSE;
+            }
+          }
+          return Decision.REFUSE; // the write node is gone
+        }
         for (int i = index - 1; i >= 0; i--) {
           NodeNames.Node ahead = queue.get(i);
-          if (ahead.tag() == WRITE.tag && !ahead.ownerKey().equals(self.ownerKey())) {
+          if (ahead.tag() == WRITE.tag) {
             return Decision.watch(ahead);
           }
         }
@@ -80,7 +94,7 @@ enum Side {
       case WRITE:
         return index == 0 && node.tag() == WRITE.tag;
       case READ:
-        return node.tag() == READ.tag && decide(queue, index, permits).granted();
+        return (node.tag() == READ.tag || node.tag() == DOWNGRADE) && decide(queue, index, permits).granted();
       case PERMIT:
         return marked;
       default:
@@ -89,13 +103,44 @@ enum Side {
   }
 
   /**
+   * The nodes of a lock parent in the order the rules read them: sequence order, except that a
+   * read-write lock's downgrade nodes come first.
+   *
+   * @param queue the nodes in sequence order
+   * @return the nodes in rule order
+   */
+  static List<NodeNames.Node> order(List<NodeNames.Node> queue) {
+    boolean any = false;
+    for (NodeNames.Node n : queue) {
+      any |= n.tag() == DOWNGRADE;
+    }
+    if (!any) {
+      return queue;
+    }
+    List<NodeNames.Node> ordered = new java.util.ArrayList<>(queue.size());
+    for (NodeNames.Node n : queue) {
+      if (n.tag() == DOWNGRADE) {
+        ordered.add(n);
+      }
+    }
+    for (NodeNames.Node n : queue) {
+      if (n.tag() != DOWNGRADE) {
+        ordered.add(n);
+      }
+    }
+    return ordered;
+  }
+
+  /**
    * A node's decision.
    *
    * @param granted whether it holds
-   * @param watch the node to watch while it waits, or null when granted
+   * @param watch the node to watch while it waits, or null when granted or refused outright
    */
   record Decision(boolean granted, NodeNames.Node watch) {
     static final Decision GRANT = new Decision(true, null);
+    /** Not granted, and waiting would not help (a downgrade whose write lock is gone). */
+    static final Decision REFUSE = new Decision(false, null);
 
     static Decision watch(NodeNames.Node node) {
       return new Decision(false, node);

@@ -352,11 +352,26 @@ final class ZooKeeperBackend implements LockBackend {
       String ownerKey = NodeNames.ownerKey(k.owner());
       Hold[] self = new Hold[1];
       Watcher watcher = event -> onWatch(self[0], event);
-      Hold h = new Hold(k, parent(k.side(), k.name()), NodeNames.prefix(k.side().tag, context.clientId(), ownerKey),
+      Hold h = new Hold(k, parent(k.side(), k.name()), NodeNames.prefix(tag(k), context.clientId(), ownerKey),
           ownerKey, watcher);
       self[0] = h;
       return h;
     });
+  }
+
+  /** A read by the owner of a held write lock of the same name is its downgrade. */
+  private char tag(Hold.Key key) {
+    if (key.side() == Side.READ) {
+      Hold write = holds.get(new Hold.Key(Side.WRITE, key.name(), key.owner()));
+      if (write != null) {
+        synchronized (write) {
+          if (write.granted && !write.lost) {
+            return Side.DOWNGRADE;
+          }
+        }
+      }
+    }
+    return key.side().tag;
   }
 
   void setWaiter(Hold h, String waiterId) {
