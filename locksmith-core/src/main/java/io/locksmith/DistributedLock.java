@@ -66,6 +66,55 @@ public interface DistributedLock extends Lock, LeaseSource {
    */
   boolean forceUnlock();
 
+  /**
+   * Runs {@code task} while the calling thread holds this lock; see {@link #callLocked}.
+   *
+   * @throws E whatever the task threw, unchanged; the lock is released all the same
+   * @throws AcquireTimeoutException if the lock was not acquired within {@code wait}; the task did not
+   *     run
+   * @throws AcquireInterruptedException if the thread was interrupted while waiting (its interrupt
+   *     status is set again); the task did not run
+   * @throws BackendUnavailableException if the backend cannot be reached to acquire; the task did not
+   *     run
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; the task did not run
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   * @throws IllegalStateException if the client is closed, or on the write side of a read-write lock
+   *     while the thread holds the read side
+   */
+  @Override
+  <E extends Exception> void runLocked(Duration wait, LockedRunnable<E> task) throws E;
+
+  /**
+   * Calls {@code task} while the calling thread holds this lock, through the {@link Lock} view: {@code
+   * tryLock(wait)}, the task, {@code unlock()} in a {@code finally}. So it is re-entrant per thread (a
+   * task that calls {@code runLocked} or {@code lock()} on the same lock again enters at once), a read
+   * under the thread's write hold is a downgrade, and {@link #currentThreadLease()} gives the task the
+   * lease and its fencing token. Otherwise as {@link LeaseSource#callLocked}: exceptions of the task pass
+   * through unchanged, and an {@code unlock()} that fails after the task returned (backend unreachable,
+   * hold lost) is logged at WARN instead of thrown, as {@link Lease#close()} does.
+   *
+   * @param wait how long to wait for the lock; {@link Duration#ZERO} tries once
+   * @param task the work to do under the lock
+   * @param <T> the task's result type
+   * @param <E> what the task may throw, passed on unchanged
+   * @return what the task returned
+   * @throws E whatever the task threw, unchanged; the lock is released all the same
+   * @throws AcquireTimeoutException if the lock was not acquired within {@code wait}; the task did not
+   *     run
+   * @throws AcquireInterruptedException if the thread was interrupted while waiting (its interrupt
+   *     status is set again); the task did not run
+   * @throws BackendUnavailableException if the backend cannot be reached to acquire; the task did not
+   *     run
+   * @throws LeaseLostException on re-entry, if the thread's hold was lost meanwhile; the task did not run
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   * @throws IllegalStateException if the client is closed, or on the write side of a read-write lock
+   *     while the thread holds the read side
+   */
+  @Override
+  <T, E extends Exception> T callLocked(Duration wait, LockedCallable<T, E> task) throws E;
+
   // ---------------------------------------------------------------- Lock view
 
   /**

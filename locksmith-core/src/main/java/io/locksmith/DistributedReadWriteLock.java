@@ -7,8 +7,10 @@ import java.util.Optional;
  * namespace. Each side is a {@link DistributedLock} with both views.
  *
  * <ul>
- *   <li><b>Writer-preferring.</b> Once a writer waits, new readers wait behind it, so a steady stream of
- *       readers cannot starve writers. Readers that already hold keep their holds (and may re-enter).
+ *   <li><b>Phase-fair.</b> The readers waiting when a writer's hold ends (released or expired) enter
+ *       together before the next writer, so a stream of writers cannot starve readers; a reader that
+ *       arrives while a writer waits (and none holds) waits behind that writer, so a stream of readers
+ *       cannot starve writers. Readers that already hold keep their holds (and may re-enter).
  *   <li><b>Downgrade</b> (write → read) is allowed: a thread that holds the write side may lock the read
  *       side (then unlock the write side), and {@link #downgrade(Lease)} turns a write lease into a
  *       read lease without letting a writer in between. Both check that the write hold is still

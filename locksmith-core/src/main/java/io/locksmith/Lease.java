@@ -1,6 +1,7 @@
 package io.locksmith;
 
 import java.time.Duration;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Ownership of a distributed lock, as handed out by {@link DistributedLock#acquire()} and its
@@ -20,8 +21,21 @@ import java.time.Duration;
  * {@link Ticker} from the moment the granting (or last renewing) request was <em>sent</em>, minus an
  * allowance for clock drift, so it never overstates what the server grants.
  *
- * <p><b>Thread-safety.</b> All methods are thread-safe. {@link #release()} and {@link #close()} are
- * idempotent.
+ * <p><b>Ending a lease.</b> {@link #release()} (and {@code Lock.unlock()} in the Lock view) is the
+ * explicit call: it reports what happened, {@code false} for a lease found lost and
+ * {@link BackendUnavailableException} when the release could not reach the backend. {@link #close()}
+ * is the implicit one, run by try-with-resources after the body: it never turns the body's finished
+ * work into an exception, so a lost lease or a failed release is logged at WARN and the server lets
+ * the lock expire with its lease. Call {@code release()} before the end of the block where the
+ * outcome matters. {@link #releaseAsync()} is {@code release()} for asynchronous code.
+ *
+ * <p><b>Dropped leases.</b> A lease-view lease that becomes unreachable while still held (neither
+ * released nor closed) is found by the client after garbage collection, logged at WARN with the stack
+ * of the call that acquired it, and released; see {@link ClientOptions.Builder#leakDetection}. Do not
+ * rely on this: the lock stays held, and renewed, until the collector runs.
+ *
+ * <p><b>Thread-safety.</b> All methods are thread-safe. {@link #release()}, {@link #releaseAsync()} and
+ * {@link #close()} are idempotent.
  */
 public interface Lease extends AutoCloseable {
 
@@ -89,10 +103,25 @@ public interface Lease extends AutoCloseable {
   boolean release();
 
   /**
-   * Same as {@link #release()} for try-with-resources; a lease found lost is logged at WARN rather than
-   * thrown, so check {@link #release()}'s result where that matters.
+   * Asynchronous {@link #release()}: stops renewal and sends the release without blocking, so that
+   * asynchronous code never blocks inside a stage to end its lease.
    *
-   * @throws BackendUnavailableException if the backend could not be reached
+   * @return completes with what {@link #release()} returns ({@code true} if this lease held the lock up
+   *     to the release, {@code false} if it had been lost or was released already), or exceptionally
+   *     with {@link BackendUnavailableException} if the backend could not be reached (the lease is then
+   *     released locally and the server lets the lock expire). Completes on the client's completion
+   *     executor, like {@link LeaseSource#acquireAsync}; cancelling it does not stop the release.
+   */
+  CompletionStage<Boolean> releaseAsync();
+
+  /**
+   * Releases for try-with-resources, without throwing: once the body is done, an exception here would
+   * turn finished work into a failure that the caller cannot undo, so this only logs. Does nothing after
+   * {@link #release()}. A lease found lost is logged at WARN (work done under it may have overlapped with
+   * another holder; only fencing protects against that). A release that fails — the backend cannot be
+   * reached, or it answered with an error — is logged at WARN too: the lease is released locally and the
+   * server lets the lock expire with its lease, as it would after a crash. Call {@link #release()} where
+   * the outcome must be handled.
    */
   @Override
   void close();

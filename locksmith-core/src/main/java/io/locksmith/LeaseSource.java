@@ -1,6 +1,7 @@
 package io.locksmith;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
@@ -98,8 +99,15 @@ public interface LeaseSource {
   /**
    * Asynchronous {@link #acquire(Duration)}: never blocks the caller. Cancelling the returned stage's
    * {@code CompletableFuture} abandons the wait; a grant that races with the cancellation is released.
-   * The stage completes on the common {@link java.util.concurrent.ForkJoinPool}, never on a backend I/O
-   * thread, so dependent stages may block (for instance release the lease).
+   *
+   * <p>The stage completes on the client's completion executor ({@link
+   * ClientOptions.Builder#completionExecutor}: a small pool the client owns unless the application gave
+   * one), never on a backend I/O thread and never on the common {@code ForkJoinPool}. Dependent stages
+   * added without an executor ({@code thenApply}, {@code thenAccept}, …) run there too once it
+   * completes. They may make short blocking calls on the lease, but the pool is small and shared by
+   * every async caller of the client: release with {@link Lease#releaseAsync()}, run long work on the
+   * application's executor ({@code thenApplyAsync(fn, executor)}), and never wait inside a stage for
+   * another async result of the same client.
    *
    * @param wait how long to wait
    * @return completes with the lease, or exceptionally with {@link AcquireTimeoutException},
@@ -121,4 +129,115 @@ public interface LeaseSource {
    * @throws IllegalArgumentException if {@code wait} is negative
    */
   CompletionStage<Optional<Lease>> tryAcquireAsync(Duration wait);
+
+  /**
+   * Runs {@code task} while holding the lock: waits at most {@code wait} for it, runs the task on the
+   * calling thread, and releases in a {@code finally}. The same as {@link #callLocked} without a result.
+   *
+   * @param wait how long to wait for the lock; {@link Duration#ZERO} tries once
+   * @param task the work to do under the lock; it may throw checked exceptions
+   * @param <E> what the task may throw, passed on unchanged (inferred: a task that throws no checked
+   *     exception makes this call throw none either)
+   * @throws E whatever the task threw, unchanged; the lock is released all the same
+   * @throws AcquireTimeoutException if the lock was not acquired within {@code wait}; the task did not
+   *     run
+   * @throws AcquireInterruptedException if the thread was interrupted while waiting (its interrupt
+   *     status is set again); the task did not run
+   * @throws BackendUnavailableException if the backend cannot be reached to acquire; the task did not
+   *     run
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   * @throws IllegalStateException if the client is closed
+   * @see #callLocked(Duration, LockedCallable)
+   */
+  default <E extends Exception> void runLocked(Duration wait, LockedRunnable<E> task) throws E {
+    Objects.requireNonNull(task, "task");
+    callLocked(wait, () -> {
+      task.run();
+      return null;
+    });
+  }
+
+  /**
+   * Calls {@code task} while holding the lock and returns its result: waits at most {@code wait} for
+   * the lock, calls the task on the calling thread, and releases in a {@code finally}.
+   *
+   * <p>The task's own exceptions, checked or not, pass through unchanged and are not wrapped: {@code E}
+   * is inferred from the task, so a task that throws no checked exception needs no {@code try}/{@code
+   * catch} around this call, and one that throws {@code IOException} makes this call throw it. An
+   * interrupt while waiting is reported unchecked ({@link AcquireInterruptedException}), so the call
+   * fits where {@link InterruptedException} cannot be declared.
+   *
+   * <p>Releasing follows {@link Lease#close()}: once the task has returned, a release that fails (the
+   * backend is unreachable) or finds the lease lost is logged at WARN and not thrown, because the work is
+   * done and an exception would report committed work as failed; the server lets the lock expire with its
+   * lease. Fence what the task writes: the task does not see the lease here, so when it needs the
+   * fencing token use {@code try (Lease lease = acquire(wait)) { ... lease.fencingToken() ... }}.
+   *
+   * <p>Here, in the lease view, every call is a new owner: a task that calls {@code callLocked} on the
+   * same lock again waits for itself until its wait runs out (a semaphore takes a second permit).
+   * {@link DistributedLock} overrides this to hold the lock for the calling thread, re-entrantly.
+   *
+   * @param wait how long to wait for the lock; {@link Duration#ZERO} tries once
+   * @param task the work to do under the lock
+   * @param <T> the task's result type
+   * @param <E> what the task may throw, passed on unchanged
+   * @return what the task returned
+   * @throws E whatever the task threw, unchanged; the lock is released all the same
+   * @throws AcquireTimeoutException if the lock was not acquired within {@code wait}; the task did not
+   *     run
+   * @throws AcquireInterruptedException if the thread was interrupted while waiting (its interrupt
+   *     status is set again); the task did not run
+   * @throws BackendUnavailableException if the backend cannot be reached to acquire; the task did not
+   *     run
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code wait} is negative
+   * @throws IllegalStateException if the client is closed
+   */
+  default <T, E extends Exception> T callLocked(Duration wait, LockedCallable<T, E> task) throws E {
+    Objects.requireNonNull(task, "task");
+    Lease lease;
+    try {
+      lease = acquire(wait);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AcquireInterruptedException(name(), e);
+    }
+    try (lease) {
+      return task.call();
+    }
+  }
+
+  /**
+   * The work of {@link #runLocked}: a {@link Runnable} that may throw a checked exception.
+   *
+   * @param <E> what it may throw
+   */
+  @FunctionalInterface
+  interface LockedRunnable<E extends Exception> {
+    /**
+     * Does the work.
+     *
+     * @throws E passed on to the caller of {@code runLocked} unchanged
+     */
+    void run() throws E;
+  }
+
+  /**
+   * The work of {@link #callLocked}: a {@link java.util.concurrent.Callable} whose exception type is a
+   * parameter, so that the caller only handles what the task really throws.
+   *
+   * @param <T> the result type
+   * @param <E> what it may throw
+   */
+  @FunctionalInterface
+  interface LockedCallable<T, E extends Exception> {
+    /**
+     * Does the work.
+     *
+     * @return the result, passed on to the caller of {@code callLocked}
+     * @throws E passed on to the caller of {@code callLocked} unchanged
+     */
+    T call() throws E;
+  }
 }

@@ -128,7 +128,8 @@ public final class Bench {
             add.accept(new LocksmithImpl(peer, RedisLockClient.create(uri), io.locksmith.LockClient::fairLock),
                 List.of(uri));
         case "locksmith-rw" -> add.accept(new LocksmithImpl(peer, RedisLockClient.create(uri),
-            (client, name) -> client.readWriteLock(name).writeLock()), List.of(uri));
+            (client, name) -> client.readWriteLock(name).writeLock(),
+            (client, name) -> client.readWriteLock(name).readLock()), List.of(uri));
         case "locksmith-semaphore" -> add.accept(new LocksmithImpl(peer, RedisLockClient.create(uri),
             (client, name) -> client.semaphore(name, 1)), List.of(uri));
         case "redisson" -> add.accept(RedissonImpl.lock(uri), List.of(uri));
@@ -148,7 +149,7 @@ public final class Bench {
     long warmupNanos = Math.min(sliceNanos, 2_000_000_000L);
     Map<LockImpl, Workload> workloads = new LinkedHashMap<>();
     for (LockImpl impl : impls.keySet()) {
-      workloads.put(impl, new Workload(s.scenario(), threads));
+      workloads.put(impl, new Workload(s.scenario(), threads, s.readers()));
       progress.printf("warming up %s%n", impl.name());
       workloads.get(impl).run(impl, warmupNanos, false);
     }
@@ -161,14 +162,14 @@ public final class Bench {
     List<BenchResult> results = new ArrayList<>();
     for (Map.Entry<LockImpl, List<String>> e : impls.entrySet()) {
       LockImpl impl = e.getKey();
-      double[] perOp = sampleServerCost(impl, e.getValue(), s.rtt(), new Workload(s.scenario(), threads),
+      double[] perOp = sampleServerCost(impl, e.getValue(), s.rtt(), new Workload(s.scenario(), threads, s.readers()),
           Math.min(sliceNanos, 1_000_000_000L));
       results.add(result(impl.name(), workloads.get(impl), perOp, s.scenario()));
     }
     String machine = Runtime.getRuntime().availableProcessors() + " cpus, Java "
         + System.getProperty("java.version");
-    return new BenchReport(s.scenario(), threads, s.duration().toMillis(), s.rtt().toNanos() / 1000, version,
-        machine, results);
+    return new BenchReport(s.scenario(), threads, s.scenario() == Scenario.RW_MIX ? s.readers() : null,
+        s.duration().toMillis(), s.rtt().toNanos() / 1000, version, machine, results);
   }
 
   /** Commands and PUBLISHes per cycle, from MONITOR on every server the implementation uses. */
@@ -203,21 +204,38 @@ public final class Bench {
 
   private static BenchResult result(String impl, Workload w, double[] perOp, Scenario scenario) {
     double seconds = w.measuredNanos / 1e9;
-    boolean contended = scenario == Scenario.HOT_KEY || scenario == Scenario.HERD;
+    boolean handoff = scenario == Scenario.HOT_KEY || scenario == Scenario.HERD;
+    boolean contended = handoff || scenario == Scenario.RW_MIX;
     long min = Long.MAX_VALUE;
     long max = 0;
     for (long c : w.perThread) {
       min = Math.min(min, c);
       max = Math.max(max, c);
     }
-    boolean anyHandoff = w.handoffs.getTotalCount() > 0;
+    boolean anyHandoff = handoff && w.handoffs.getTotalCount() > 0;
     return new BenchResult(impl, w.ops / seconds,
         w.cycles.getTotalCount() == 0 ? null : w.cycles.getValueAtPercentile(50) / 1000.0,
         w.cycles.getTotalCount() == 0 ? null : w.cycles.getValueAtPercentile(99) / 1000.0,
         w.acquires.getTotalCount() == 0 ? null : w.acquires.getValueAtPercentile(50) / 1000.0,
         perOp == null ? null : perOp[0], perOp == null ? null : perOp[1],
-        contended && anyHandoff ? w.handoffs.getValueAtPercentile(50) / 1000.0 : null,
-        contended && anyHandoff ? w.handoffs.getValueAtPercentile(99) / 1000.0 : null,
-        contended ? min : null, contended ? max : null, w.timeouts);
+        anyHandoff ? w.handoffs.getValueAtPercentile(50) / 1000.0 : null,
+        anyHandoff ? w.handoffs.getValueAtPercentile(99) / 1000.0 : null,
+        contended ? min : null, contended ? max : null, w.timeouts,
+        scenario == Scenario.RW_MIX ? sides(w, seconds) : null);
+  }
+
+  /** The read side (threads {@code 0 .. readers-1}) and the write side (the others), each on its own. */
+  private static BenchResult.Sides sides(Workload w, double seconds) {
+    long[] read = java.util.Arrays.copyOfRange(w.perThread, 0, w.readers);
+    long[] write = java.util.Arrays.copyOfRange(w.perThread, w.readers, w.perThread.length);
+    return new BenchResult.Sides(side(read, w.readAcquires, seconds), side(write, w.writeAcquires, seconds));
+  }
+
+  private static BenchResult.Side side(long[] perThread, org.HdrHistogram.Histogram acquires, double seconds) {
+    long cycles = java.util.Arrays.stream(perThread).sum();
+    boolean any = acquires.getTotalCount() > 0;
+    return new BenchResult.Side(perThread.length, cycles, cycles / seconds,
+        java.util.Arrays.stream(perThread).min().orElse(0), java.util.Arrays.stream(perThread).max().orElse(0),
+        any ? acquires.getValueAtPercentile(99) / 1000.0 : null, any ? acquires.getMaxValue() / 1000.0 : null);
   }
 }

@@ -8,13 +8,15 @@ import java.util.Locale;
  *
  * @param scenario what was run
  * @param threads threads (waiters, for the herd) per implementation
+ * @param readers the rw-mix scenario: how many of the threads only read (the others only write); null
+ *     otherwise
  * @param durationMillis measured time per implementation (warm-up excluded)
  * @param rttMicros round-trip time added to every client-server link, 0 for none
  * @param redisVersion version of the server measured against
  * @param machine processors and JVM, for the record
  * @param results one per implementation, in the order they were given
  */
-public record BenchReport(Scenario scenario, int threads, long durationMillis, long rttMicros,
+public record BenchReport(Scenario scenario, int threads, Integer readers, long durationMillis, long rttMicros,
     String redisVersion, String machine, List<BenchResult> results) {
 
   /** @return the JSON document: {@code {"scenario": …, "results": [{"impl": …, …}, …], …}} */
@@ -22,6 +24,9 @@ public record BenchReport(Scenario scenario, int threads, long durationMillis, l
     StringBuilder b = new StringBuilder();
     b.append("{\n  \"scenario\": \"").append(scenario.cliName()).append("\",\n");
     b.append("  \"threads\": ").append(threads).append(",\n");
+    if (readers != null) {
+      b.append("  \"readers\": ").append(readers).append(",\n");
+    }
     b.append("  \"durationMillis\": ").append(durationMillis).append(",\n");
     b.append("  \"rttMicros\": ").append(rttMicros).append(",\n");
     b.append("  \"redisVersion\": \"").append(redisVersion).append("\",\n");
@@ -41,9 +46,26 @@ public record BenchReport(Scenario scenario, int threads, long durationMillis, l
       field(b, "minThreadOps", r.minThreadOps());
       field(b, "maxThreadOps", r.maxThreadOps());
       field(b, "abandonedWaits", r.abandonedWaits());
+      if (r.sides() != null) {
+        b.append(", \"reads\": ");
+        side(b, r.sides().reads());
+        b.append(", \"writes\": ");
+        side(b, r.sides().writes());
+      }
       b.append('}');
     }
     return b.append("\n  ]\n}\n").toString();
+  }
+
+  private static void side(StringBuilder b, BenchResult.Side s) {
+    b.append("{\"threads\": ").append(s.threads());
+    field(b, "cycles", s.cycles());
+    field(b, "perSec", s.perSec());
+    field(b, "minThreadOps", s.minThreadOps());
+    field(b, "maxThreadOps", s.maxThreadOps());
+    field(b, "acquireP99Micros", s.acquireP99Micros());
+    field(b, "acquireMaxMicros", s.acquireMaxMicros());
+    b.append('}');
   }
 
   private static void field(StringBuilder b, String name, Number value) {
@@ -73,12 +95,24 @@ public record BenchReport(Scenario scenario, int threads, long durationMillis, l
           r.minThreadOps() == null ? "-" : r.minThreadOps() + "/" + r.maxThreadOps()));
     }
     for (BenchResult r : results) {
+      if (r.sides() != null) {
+        b.append(String.format(Locale.ROOT, "%-22s %s%n%-22s %s%n", r.impl(), sideLine("reads ", r.sides().reads()),
+            "", sideLine("writes", r.sides().writes())));
+      }
+    }
+    for (BenchResult r : results) {
       if (r.abandonedWaits() > 0) {
         b.append(String.format(Locale.ROOT, "%s: %d waiting thread(s) gave up 2 s after a window closed%n",
             r.impl(), r.abandonedWaits()));
       }
     }
     return b.toString();
+  }
+
+  private static String sideLine(String what, BenchResult.Side s) {
+    return String.format(Locale.ROOT, "%s %d thread(s): %d cycles (%.0f/s), min/max per thread %d/%d, "
+        + "acquire p99 %s µs, longest %s µs", what, s.threads(), s.cycles(), s.perSec(), s.minThreadOps(),
+        s.maxThreadOps(), num(s.acquireP99Micros(), 0), num(s.acquireMaxMicros(), 0));
   }
 
   private static String num(Double d, int decimals) {

@@ -16,7 +16,39 @@ package io.locksmith.bench;
  * @param minThreadOps fewest cycles any thread completed (0 = a starved thread)
  * @param maxThreadOps most cycles any thread completed
  * @param abandonedWaits threads still waiting 2 s after a measured window closed (they gave up)
+ * @param sides the rw-mix scenario: the read side and the write side on their own; null otherwise
  */
 public record BenchResult(String impl, double opsPerSec, Double p50Micros, Double p99Micros,
     Double acquireP50Micros, Double serverCommandsPerOp, Double wakeupsPerOp, Double handoffP50Micros, Double handoffP99Micros,
-    Long minThreadOps, Long maxThreadOps, long abandonedWaits) {}
+    Long minThreadOps, Long maxThreadOps, long abandonedWaits, Sides sides) {
+
+  /** Results without sides (every scenario but rw-mix). */
+  public BenchResult(String impl, double opsPerSec, Double p50Micros, Double p99Micros, Double acquireP50Micros,
+      Double serverCommandsPerOp, Double wakeupsPerOp, Double handoffP50Micros, Double handoffP99Micros,
+      Long minThreadOps, Long maxThreadOps, long abandonedWaits) {
+    this(impl, opsPerSec, p50Micros, p99Micros, acquireP50Micros, serverCommandsPerOp, wakeupsPerOp,
+        handoffP50Micros, handoffP99Micros, minThreadOps, maxThreadOps, abandonedWaits, null);
+  }
+
+  /**
+   * The two sides of the rw-mix scenario.
+   *
+   * @param reads the threads that only read
+   * @param writes the threads that only write
+   */
+  public record Sides(Side reads, Side writes) {}
+
+  /**
+   * What the threads of one side of the rw-mix scenario achieved.
+   *
+   * @param threads how many threads took this side
+   * @param cycles acquire + release cycles of this side in the measured windows, all its threads together
+   * @param perSec the same per second
+   * @param minThreadOps fewest cycles any thread of this side completed (0 = a starved thread)
+   * @param maxThreadOps most cycles any thread of this side completed
+   * @param acquireP99Micros 99th percentile of this side's acquires (including any wait); null if none
+   * @param acquireMaxMicros longest acquire of this side that completed in a window; null if none
+   */
+  public record Side(int threads, long cycles, double perSec, long minThreadOps, long maxThreadOps,
+      Double acquireP99Micros, Double acquireMaxMicros) {}
+}

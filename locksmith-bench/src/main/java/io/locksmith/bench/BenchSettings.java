@@ -26,9 +26,14 @@ import java.util.Objects;
  *     network latency rather than this machine's processors dominates, as it does when Redlock's nodes
  *     are separate hosts. One thread only: the proxy holds a connection's chunks back one after
  *     another, so requests overlapping on one connection would be delayed more than once
+ * @param readRatio the rw-mix scenario: the share of the threads that only read (the others only
+ *     write), rounded to a thread count with at least one of each; {@link #DEFAULT_READ_RATIO} unless
+ *     given
  */
 public record BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads,
-    String uri, List<String> nodes, Duration rtt) {
+    String uri, List<String> nodes, Duration rtt, double readRatio) {
+  /** The share of reading threads in the rw-mix scenario unless told otherwise. */
+  public static final double DEFAULT_READ_RATIO = 0.8;
   /** Every peer name {@code against} accepts. */
   public static final List<String> PEERS = List.of("raw", "locksmith-fair", "locksmith-rw",
       "locksmith-semaphore", "redisson", "redisson-fair", "redisson-fenced", "spring");
@@ -38,7 +43,8 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
    * @throws IllegalArgumentException for an unknown peer, a duration under 1 s, negative threads, a
    *     node list that is not empty and not 5 long, or an rtt that is negative, over 100 ms (Redlock's
    *     default node timeout is 250 ms), or given with more than one thread or with a URI that is not
-   *     a plain {@code redis://host[:port]} (the proxy stands in for one server, without TLS)
+   *     a plain {@code redis://host[:port]} (the proxy stands in for one server, without TLS); a read
+   *     ratio not strictly between 0 and 1, or rw-mix with fewer than 2 threads (one of each side)
    */
   public BenchSettings {
     Objects.requireNonNull(scenario, "scenario");
@@ -80,6 +86,12 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
     if (!nodes.isEmpty() && nodes.size() != 5) {
       throw new IllegalArgumentException("give all 5 Redlock nodes or none, got " + nodes.size());
     }
+    if (!(readRatio > 0 && readRatio < 1)) { // NaN too
+      throw new IllegalArgumentException("read ratio must be between 0 and 1 (exclusive), was " + readRatio);
+    }
+    if (scenario == Scenario.RW_MIX && threads == 1) {
+      throw new IllegalArgumentException("rw-mix needs at least 2 threads, a reader and a writer");
+    }
   }
 
   /** Settings without added round-trip time. */
@@ -88,8 +100,20 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
     this(scenario, against, duration, threads, uri, nodes, Duration.ZERO);
   }
 
+  /** Settings with the default read ratio. */
+  public BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads, String uri,
+      List<String> nodes, Duration rtt) {
+    this(scenario, against, duration, threads, uri, nodes, rtt, DEFAULT_READ_RATIO);
+  }
+
   /** @return the thread count in effect */
   public int effectiveThreads() {
     return threads > 0 ? threads : scenario.defaultThreads;
+  }
+
+  /** @return in the rw-mix scenario, how many threads only read: at least one, and one writer left */
+  public int readers() {
+    int all = effectiveThreads();
+    return (int) Math.max(1, Math.min(all - 1, Math.round(all * readRatio)));
   }
 }

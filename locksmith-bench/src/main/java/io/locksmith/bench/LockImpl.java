@@ -18,6 +18,19 @@ interface LockImpl extends AutoCloseable {
    */
   Held acquire(String name, long waitNanos) throws Exception;
 
+  /**
+   * The read side, for the {@link Scenario#RW_MIX rw-mix} scenario: shared with other readers where
+   * the implementation has one; otherwise the same lock as {@link #acquire}, a baseline.
+   *
+   * @param name lock name
+   * @param waitNanos longest wait
+   * @return releases the read hold, or null if it was not acquired within the wait
+   * @throws Exception whatever the implementation throws
+   */
+  default Held acquireShared(String name, long waitNanos) throws Exception {
+    return acquire(name, waitNanos);
+  }
+
   /** A held lock. */
   interface Held {
     void release() throws Exception;

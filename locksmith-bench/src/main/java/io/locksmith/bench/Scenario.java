@@ -13,7 +13,13 @@ public enum Scenario {
   /** Very many waiters on one name: server commands and wake-ups per hand-off. */
   HERD(1000),
   /** One thread, uncontended, on five independent nodes against one: the cost of a quorum. */
-  REDLOCK(1);
+  REDLOCK(1),
+  /**
+   * Several threads on one read-write lock, a share of them only reading and the rest only writing
+   * ({@link BenchSettings#readRatio()}): cycles and per-thread counts of each side, and each side's
+   * longest wait. Peers without a read side take their one lock for reads too.
+   */
+  RW_MIX(8);
 
   final int defaultThreads;
 
@@ -38,6 +44,6 @@ public enum Scenario {
       }
     }
     throw new IllegalArgumentException("unknown scenario '" + name + "'; one of uncontended, many-keys, "
-        + "hot-key, herd, redlock");
+        + "hot-key, herd, redlock, rw-mix");
   }
 }

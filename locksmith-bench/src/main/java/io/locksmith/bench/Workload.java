@@ -18,10 +18,15 @@ final class Workload {
 
   private final Scenario scenario;
   private final int threads;
+  /** rw-mix: threads {@code 0 .. readers-1} only read, the others only write; 0 otherwise. */
+  final int readers;
   /** Cycle latency: acquire (including any wait) plus release. */
   final org.HdrHistogram.Histogram cycles = new org.HdrHistogram.Histogram(HIGHEST_NANOS, 3);
   /** Acquire alone (including any wait). */
   final org.HdrHistogram.Histogram acquires = new org.HdrHistogram.Histogram(HIGHEST_NANOS, 3);
+  /** rw-mix: the read side's acquires alone (including any wait), and the write side's. */
+  final org.HdrHistogram.Histogram readAcquires = new org.HdrHistogram.Histogram(HIGHEST_NANOS, 3);
+  final org.HdrHistogram.Histogram writeAcquires = new org.HdrHistogram.Histogram(HIGHEST_NANOS, 3);
   /** From the start of a release to the grant of a thread that was already waiting. */
   final org.HdrHistogram.Histogram handoffs = new org.HdrHistogram.Histogram(HIGHEST_NANOS, 3);
   final long[] perThread;
@@ -30,9 +35,13 @@ final class Workload {
   long timeouts;
   long measuredNanos;
 
-  Workload(Scenario scenario, int threads) {
+  /**
+   * @param readers for rw-mix, how many of the threads read (the others write); ignored otherwise
+   */
+  Workload(Scenario scenario, int threads, int readers) {
     this.scenario = scenario;
     this.threads = threads;
+    this.readers = scenario == Scenario.RW_MIX ? readers : 0;
     this.perThread = new long[threads];
   }
 
@@ -42,6 +51,7 @@ final class Workload {
       case UNCONTENDED, REDLOCK -> "u-" + (i & 1023);
       case MANY_KEYS -> "m-" + t + "-" + (i & 15);
       case HOT_KEY, HERD -> "hot";
+      case RW_MIX -> "rw-mix";
     };
   }
 
@@ -56,6 +66,8 @@ final class Workload {
     Recorder cycleRecorder = new Recorder(HIGHEST_NANOS, 3);
     Recorder handoffRecorder = new Recorder(HIGHEST_NANOS, 3);
     Recorder acquireRecorder = new Recorder(HIGHEST_NANOS, 3);
+    Recorder readAcquireRecorder = new Recorder(HIGHEST_NANOS, 3);
+    Recorder writeAcquireRecorder = new Recorder(HIGHEST_NANOS, 3);
     AtomicLong lastReleaseStart = new AtomicLong(Long.MIN_VALUE); // MIN_VALUE: no release yet
     AtomicLong done = new AtomicLong();
     AtomicLong all = new AtomicLong();
@@ -69,6 +81,7 @@ final class Workload {
     List<Thread> workers = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       int id = t;
+      boolean reads = t < readers;
       Thread worker = new Thread(() -> {
         ready.countDown();
         try {
@@ -80,7 +93,8 @@ final class Workload {
               return;
             }
             // threads still waiting when the window closes get a grace period, then give up
-            LockImpl.Held held = impl.acquire(lockName(id, i), end + GRACE_NANOS - start);
+            LockImpl.Held held = reads ? impl.acquireShared(lockName(id, i), end + GRACE_NANOS - start)
+                : impl.acquire(lockName(id, i), end + GRACE_NANOS - start);
             if (held == null) {
               gaveUp.incrementAndGet();
               return;
@@ -95,6 +109,10 @@ final class Workload {
             if (finished - end < 0) {
               cycleRecorder.recordValue(Math.min(finished - start, HIGHEST_NANOS));
               acquireRecorder.recordValue(Math.min(granted - start, HIGHEST_NANOS));
+              if (scenario == Scenario.RW_MIX) {
+                (reads ? readAcquireRecorder : writeAcquireRecorder).recordValue(Math.min(granted - start,
+                    HIGHEST_NANOS));
+              }
               // one name: the latest release began while this thread waited, so it handed the lock over
               if (oneName && released != Long.MIN_VALUE && released - start > 0
                   && granted - released >= 0) {
@@ -127,6 +145,8 @@ final class Workload {
       cycles.add(cycleRecorder.getIntervalHistogram());
       handoffs.add(handoffRecorder.getIntervalHistogram());
       acquires.add(acquireRecorder.getIntervalHistogram());
+      readAcquires.add(readAcquireRecorder.getIntervalHistogram());
+      writeAcquires.add(writeAcquireRecorder.getIntervalHistogram());
       for (int t = 0; t < threads; t++) {
         perThread[t] += counts[t];
       }

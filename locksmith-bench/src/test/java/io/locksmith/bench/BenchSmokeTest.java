@@ -59,6 +59,36 @@ class BenchSmokeTest {
   }
 
   /**
+   * The read/write mix on one read-write lock: both sides are reported on their own, per thread, and
+   * neither starves (issue 12 item 5: the readers used to, under a stream of writers). The exclusive
+   * lock runs the same mix as a baseline, its one lock taken for reads too.
+   */
+  @Test
+  void theReadWriteMixReportsBothSidesAndStarvesNeither() throws Exception {
+    ByteArrayOutputStream progress = new ByteArrayOutputStream();
+    BenchReport report = Bench.run(new BenchSettings(Scenario.RW_MIX, List.of("locksmith-rw"), Duration.ofSeconds(1),
+        6, null, List.of(), Duration.ZERO, 0.5), new PrintStream(progress, true, StandardCharsets.UTF_8));
+
+    assertThat(report.readers()).isEqualTo(3);
+    assertThat(report.results()).extracting(BenchResult::impl).containsExactly("locksmith", "locksmith-rw");
+    for (BenchResult r : report.results()) {
+      assertThat(r.sides()).as(r.impl() + " sides").isNotNull();
+      for (BenchResult.Side side : List.of(r.sides().reads(), r.sides().writes())) {
+        assertThat(side.threads()).isEqualTo(3);
+        assertThat(side.minThreadOps()).as(r.impl() + ": no thread of a side starved").isPositive();
+        assertThat(side.maxThreadOps()).isGreaterThanOrEqualTo(side.minThreadOps());
+        assertThat(side.cycles()).isBetween(3 * side.minThreadOps(), 3 * side.maxThreadOps());
+        assertThat(side.acquireMaxMicros()).isGreaterThanOrEqualTo(side.acquireP99Micros());
+      }
+      assertThat(r.sides().reads().cycles() + r.sides().writes().cycles())
+          .as("the sides add up").isEqualTo(Math.round(r.opsPerSec() * report.durationMillis() / 1000.0));
+    }
+    assertThat(report.toJson()).contains("\"scenario\": \"rw-mix\"", "\"readers\": 3", "\"reads\": {\"threads\": 3",
+        "\"writes\": {\"threads\": 3", "\"acquireMaxMicros\"");
+    assertThat(report.toTable()).contains("reads  3 thread(s)", "writes 3 thread(s)");
+  }
+
+  /**
    * With an added round trip, every acquire costs at least one; the sequential control at least three
    * (a majority of five, one after another). Lower bounds only: they hold on any machine, and they fail
    * if the delay is not on the path or the control asks in parallel.
@@ -98,5 +128,16 @@ class BenchSmokeTest {
     assertThatThrownBy(() -> new BenchSettings(Scenario.UNCONTENDED, List.of(), Duration.ofSeconds(1), 0,
         "rediss://127.0.0.1:6379", List.of(), Duration.ofMillis(1)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("plain redis://");
+    for (double ratio : new double[] {0, 1, -0.5, Double.NaN}) {
+      assertThatThrownBy(() -> new BenchSettings(Scenario.RW_MIX, List.of(), Duration.ofSeconds(1), 0, null,
+          List.of(), Duration.ZERO, ratio)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("read ratio");
+    }
+    assertThatThrownBy(() -> new BenchSettings(Scenario.RW_MIX, List.of(), Duration.ofSeconds(1), 1, null,
+        List.of())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 2 threads");
+    assertThat(new BenchSettings(Scenario.RW_MIX, List.of(), Duration.ofSeconds(1), 2, null, List.of(),
+        Duration.ZERO, 0.99).readers()).as("a writer is always left").isEqualTo(1);
+    assertThat(new BenchSettings(Scenario.RW_MIX, List.of(), Duration.ofSeconds(1), 0, null, List.of())
+        .readers()).as("8 threads, 0.8 read").isEqualTo(6);
   }
 }

@@ -21,12 +21,26 @@ final class BenchCommand {
     if (scenarioName == null) {
       throw new Args.UsageException("bench needs --scenario");
     }
+    Scenario scenario;
+    double readRatio = BenchSettings.DEFAULT_READ_RATIO;
     BenchSettings settings;
     try {
-      settings = new BenchSettings(Scenario.parse(scenarioName), list(args.get("against",
+      scenario = Scenario.parse(scenarioName);
+      String ratio = args.get("read-ratio", null);
+      if (ratio != null) {
+        if (scenario != Scenario.RW_MIX) {
+          throw new Args.UsageException("--read-ratio applies to --scenario rw-mix only");
+        }
+        try {
+          readRatio = Double.parseDouble(ratio);
+        } catch (NumberFormatException e) {
+          throw new Args.UsageException("--read-ratio must be a number between 0 and 1, was '" + ratio + "'");
+        }
+      }
+      settings = new BenchSettings(scenario, list(args.get("against",
           String.join(",", BenchSettings.PEERS))), args.duration("duration", Duration.ofSeconds(10)),
           args.intValue("threads", 0, 1, 10_000), args.get("uri", null), list(args.get("nodes", "")),
-          args.duration("rtt", Duration.ZERO));
+          args.duration("rtt", Duration.ZERO), readRatio);
     } catch (IllegalArgumentException e) {
       throw new Args.UsageException(e.getMessage());
     }

@@ -34,12 +34,13 @@ public final class Main {
       "  inspect|list|unlock --nodes uri,uri,uri[,...] [--namespace NS] [NAME]",
       "        the same for a Redlock's exclusive locks: the holder a majority of nodes agrees on; list",
       "        walks every node and shows a name found on any of them",
-      "  bench --scenario uncontended|many-keys|hot-key|herd|redlock [--against raw,redisson,...]",
+      "  bench --scenario uncontended|many-keys|hot-key|herd|redlock|rw-mix [--against raw,redisson,...]",
       "        [--duration 10s] [--threads N] [--uri redis://...] [--nodes uri,uri,uri,uri,uri] [--rtt 1ms]",
-      "        [--json FILE]",
+      "        [--read-ratio 0.8] [--json FILE]",
       "        Locksmith and its peers (raw, redisson, redisson-fair, redisson-fenced, spring; default",
       "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given;",
-      "        --rtt adds that round trip to every server link, as between hosts",
+      "        --rtt adds that round trip to every server link, as between hosts; rw-mix: that share of",
+      "        the threads only read (locksmith-rw: its read side), the others only write",
       "  check --backend redis|sentinel|cluster|redlock|in-jvm --fault NAME [--fenced|--unfenced] [--clients N]",
       "        [--duration 30s] [--json FILE] [--html FILE]   |   check --self-test   |   check --help",
       "        the safety checker: contending clients under an injected fault, checked for overlapping",
@@ -69,7 +70,8 @@ public final class Main {
         case "demo-worker" -> DemoWorker.run(new Args(argv, 1,
             Set.of("mode", "uri", "threads", "think", "max-run", "items"), Set.of()));
         case "bench" -> BenchCommand.run(new Args(argv, 1,
-            Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "json"), Set.of()), out);
+            Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "read-ratio",
+                "json"), Set.of()), out);
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);

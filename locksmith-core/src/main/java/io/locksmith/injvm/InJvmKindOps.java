@@ -42,8 +42,15 @@ final class InJvmKindOps implements SemaphoreOps {
       return down;
     }
     List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
-    AcquireReply reply = table.acquire(side, backend.key(name), owner, leaseMillis, mode, waiterId,
-        backend.context().wakeups(), declaredPermits, wakes);
+    AcquireReply reply;
+    synchronized (table) { // the table's own lock: the counts are those right after this attempt
+      reply = table.acquire(side, backend.key(name), owner, leaseMillis, mode, waiterId,
+          backend.context().wakeups(), declaredPermits, wakes);
+      if (side == InJvmKindTable.Side.PERMIT && !reply.lost()) {
+        SemaphoreInfo counts = table.describe(backend.key(name), name, declaredPermits);
+        reply = reply.withPermits(counts.permits(), counts.taken());
+      }
+    }
     backend.deliver(wakes);
     return done(reply);
   }

@@ -22,10 +22,20 @@ import java.util.concurrent.TimeUnit;
  * keeps its own table in {@link InJvmLockServer}. One resource per kind and name holds an exclusive side
  * (fair holder or writer) and a shared side (readers or permits), plus one queue of waiters. Every
  * operation is atomic under this table's monitor; wake-ups are collected and delivered afterwards.
+ *
+ * <p>The read-write lock admits phase-fairly, with the rule of the Redis backend (docs/read-write-lock.md):
+ * a waiting reader holds a ticket, the write generation (count of write grants) whose end it waits for;
+ * once that write phase is over it is due: it enters even while writers wait, and no writer is granted
+ * while a due reader waits. Readers that arrive while writers wait (and none holds) queue behind the next
+ * writer. A woken reader or writer keeps its place until it comes, for {@link #WOKEN_PLACE_TIMEOUT} at most.
  */
 final class InJvmKindTable {
   /** How long a fair-lock waiter keeps its place without trying again. */
   static final Duration FAIR_PLACE_TIMEOUT = Duration.ofSeconds(2);
+  /** How long a woken read-write waiter keeps its place (and keeps the other side out) until it comes. */
+  static final Duration WOKEN_PLACE_TIMEOUT = Duration.ofSeconds(2);
+  /** A read-write reader's ticket once it was let in (woken) and has not entered yet. */
+  private static final long ADMITTED = 0;
 
   /** Which rule a resource follows; the tag keeps kinds of one name apart. */
   enum Kind {
@@ -58,7 +68,15 @@ final class InJvmKindTable {
     long expiresAt;
   }
 
-  private record Waiter(WakeupSink sink, boolean writer, long placeExpiresAt) {}
+  /**
+   * A registered waiter. {@code placeExpiresAt} 0: the place does not expire. {@code ticket}: for a
+   * read-write reader, the write generation whose end it waits for, or {@link #ADMITTED}; else unused.
+   */
+  private record Waiter(WakeupSink sink, boolean writer, long placeExpiresAt, long ticket) {
+    Waiter woken(long expiresAt) {
+      return new Waiter(sink, writer, expiresAt, writer ? ticket : ADMITTED);
+    }
+  }
 
   private static final class Resource {
     final Map<String, Hold> exclusive = new LinkedHashMap<>();
@@ -66,6 +84,8 @@ final class InJvmKindTable {
     final LinkedHashMap<String, Waiter> queue = new LinkedHashMap<>();
     int storedPermits;
     long lastExclusiveToken;
+    /** Read-write lock: fresh write grants so far, the generation readers' tickets refer to. */
+    long writeGeneration;
 
     /** Nothing to keep: a read-write lock keeps its last write token for its next readers. */
     boolean idle() {
@@ -138,33 +158,46 @@ final class InJvmKindTable {
       h.token = side == Side.READ ? r.lastExclusiveToken : ++lastToken;
       if (side == Side.WRITE) {
         r.lastExclusiveToken = h.token; // what the next readers carry
+        r.writeGeneration++; // a new write phase: readers refused from now on wait for its end
       }
       mine.put(owner, h);
       if (waiterId != null) {
         r.queue.remove(waiterId);
       }
-      if (!side.exclusive) {
-        chainWake(side, key, r, declaredPermits, wakes); // more readers or permits may fit
+      if (side == Side.READ) {
+        if (r.exclusive.isEmpty()) { // not a downgrade: let in the other readers that may enter
+          admitReaders(key, r, writersWait(r), wakes);
+        }
+      } else if (!side.exclusive) {
+        chainWake(side, key, r, declaredPermits, wakes); // more permits may fit
       }
       return AcquireReply.granted(h.token, 1);
     }
     if (waiterId != null) {
-      long place = side.kind == Kind.FAIR ? now + FAIR_PLACE_TIMEOUT.toNanos() : 0;
-      r.queue.put(waiterId, new Waiter(sink, side == Side.WRITE, place)); // keeps its position if present
-    }
-    if (side == Side.READ && r.exclusive.isEmpty() && r.shared.isEmpty()) {
-      // refused only for a waiting writer while nobody holds: nobody's release would wake that writer
-      for (Map.Entry<String, Waiter> w : r.queue.entrySet()) {
-        if (w.getValue().writer()) {
-          r.queue.remove(w.getKey());
-          wakes.add(wake(side, key, w.getKey(), w.getValue()));
-          break;
-        }
+      if (side == Side.READ) {
+        // a reader registered again keeps its first ticket, hence its place
+        long ticket = r.exclusive.isEmpty() ? r.writeGeneration + 1 : r.writeGeneration;
+        r.queue.putIfAbsent(waiterId, new Waiter(sink, false, 0, ticket));
+      } else {
+        long place = side.kind == Kind.FAIR ? now + FAIR_PLACE_TIMEOUT.toNanos() : 0;
+        r.queue.put(waiterId, new Waiter(sink, side == Side.WRITE, place, 0)); // keeps its position if present
       }
+    }
+    if (side.kind == Kind.READ_WRITE && r.exclusive.isEmpty()) {
+      // refused while no writer holds: wake whoever may enter and was not woken (a writer's lease may
+      // have run out, which no release announced), e.g. the due readers a refused writer waits for
+      wakeReadWrite(key, r, wakes);
     }
     long retry = Long.MAX_VALUE;
     for (Hold other : (side == Side.PERMIT ? r.shared : all(r)).values()) {
       retry = Math.min(retry, other.expiresAt - now);
+    }
+    if (side.kind == Kind.READ_WRITE) {
+      for (Waiter w : r.queue.values()) { // a woken waiter that does not come gives its place up then
+        if (w.placeExpiresAt() != 0) {
+          retry = Math.min(retry, w.placeExpiresAt() - now);
+        }
+      }
     }
     if (side.kind == Kind.FAIR) {
       retry = Math.min(retry, FAIR_PLACE_TIMEOUT.toNanos() / 3);
@@ -191,7 +224,7 @@ final class InJvmKindTable {
         return !head.hasNext() || head.next().equals(waiterId);
       }
       case WRITE:
-        return r.exclusive.isEmpty() && r.shared.isEmpty();
+        return r.exclusive.isEmpty() && r.shared.isEmpty() && !anyDueReader(r); // due readers go first
       case READ: {
         if (r.exclusive.containsKey(owner)) {
           return true; // a downgrade: the writer may read
@@ -199,12 +232,9 @@ final class InJvmKindTable {
         if (!r.exclusive.isEmpty()) {
           return false;
         }
-        for (Waiter w : r.queue.values()) {
-          if (w.writer()) {
-            return false; // writer preference
-          }
-        }
-        return true;
+        Waiter me = waiterId == null ? null : r.queue.get(waiterId);
+        // due (its write phase is over) or, if it came later, only while no writer waits
+        return (me != null && !me.writer() && due(r, me)) || !writersWait(r);
       }
       case PERMIT:
         return r.shared.size() < permits(r, declared);
@@ -213,14 +243,78 @@ final class InJvmKindTable {
     }
   }
 
-  /** After a shared grant: wake the next waiter if it is of the same sort and could enter too. */
+  /** Read-write lock, no writer holding: whether waiting reader {@code w} may enter before any writer. */
+  private static boolean due(Resource r, Waiter w) {
+    return w.ticket() == ADMITTED || w.ticket() <= r.writeGeneration;
+  }
+
+  private static boolean anyDueReader(Resource r) {
+    for (Waiter w : r.queue.values()) {
+      if (!w.writer() && due(r, w)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean writersWait(Resource r) {
+    for (Waiter w : r.queue.values()) {
+      if (w.writer()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Read-write lock, no writer holding: wakes the readers that may enter and were not woken yet (while
+   * writers wait the due ones, else all). A woken reader keeps its place, admitted, until it comes, so
+   * that no writer slips in before it and it is not woken twice.
+   */
+  private void admitReaders(String key, Resource r, boolean writersWait, List<InJvmLockServer.Wake> wakes) {
+    long expires = clock.nanoTime() + WOKEN_PLACE_TIMEOUT.toNanos();
+    for (Map.Entry<String, Waiter> e : r.queue.entrySet()) {
+      Waiter w = e.getValue();
+      if (!w.writer() && w.ticket() != ADMITTED && (!writersWait || due(r, w))) {
+        e.setValue(w.woken(expires));
+        wakes.add(wake(Side.READ, key, e.getKey(), e.getValue()));
+      }
+    }
+  }
+
+  /**
+   * Read-write lock: after a change, wake whoever may enter. A writer holds: nobody (its release will).
+   * Else the readers that may enter; and once no reader is due or holds, the first waiting writer, which
+   * keeps its place (and readers out) until it comes.
+   */
+  private void wakeReadWrite(String key, Resource r, List<InJvmLockServer.Wake> wakes) {
+    if (!r.exclusive.isEmpty()) {
+      return;
+    }
+    boolean writersWait = writersWait(r);
+    admitReaders(key, r, writersWait, wakes);
+    if (!writersWait || anyDueReader(r) || !r.shared.isEmpty()) {
+      return;
+    }
+    for (Map.Entry<String, Waiter> e : r.queue.entrySet()) {
+      if (e.getValue().writer()) {
+        if (e.getValue().placeExpiresAt() == 0) { // not woken yet (a woken one is on its way)
+          e.setValue(e.getValue().woken(clock.nanoTime() + WOKEN_PLACE_TIMEOUT.toNanos()));
+          wakes.add(wake(Side.WRITE, key, e.getKey(), e.getValue()));
+        }
+        return;
+      }
+    }
+  }
+
+  /** After a permit grant: wake the next waiter if another permit is free. */
   private void chainWake(Side side, String key, Resource r, int declared, List<InJvmLockServer.Wake> wakes) {
     Iterator<Map.Entry<String, Waiter>> it = r.queue.entrySet().iterator();
     if (!it.hasNext()) {
       return;
     }
     Map.Entry<String, Waiter> next = it.next();
-    boolean fits = side == Side.READ ? !next.getValue().writer() : r.shared.size() < permits(r, declared);
+    boolean fits = r.shared.size() < permits(r, declared);
     if (fits) {
       it.remove();
       wakes.add(wake(side, key, next.getKey(), next.getValue()));
@@ -237,6 +331,10 @@ final class InJvmKindTable {
    * keeps its place (it leaves the queue when granted or when its place expires).
    */
   private void wakeNext(Side side, String key, Resource r, int declared, List<InJvmLockServer.Wake> wakes) {
+    if (side.kind == Kind.READ_WRITE) {
+      wakeReadWrite(key, r, wakes);
+      return;
+    }
     int count = side.kind == Kind.SEMAPHORE ? Math.max(0, permits(r, declared) - r.shared.size()) : 1;
     Iterator<Map.Entry<String, Waiter>> it = r.queue.entrySet().iterator();
     while (count-- > 0 && it.hasNext()) {
@@ -288,8 +386,10 @@ final class InJvmKindTable {
     Iterator<String> head = r.queue.keySet().iterator();
     boolean wasHead = head.hasNext() && head.next().equals(waiterId);
     Waiter removed = r.queue.remove(waiterId);
-    // a fair lock's new head, or the readers a leaving writer kept out, need not wait for their backstop
-    if (removed != null && r.exclusive.isEmpty() && ((wasHead && side.kind == Kind.FAIR) || removed.writer())) {
+    // a fair lock's new head, the readers a leaving writer kept out, or the writer a leaving due reader
+    // kept out need not wait for their backstop
+    if (removed != null && r.exclusive.isEmpty() && ((wasHead && side.kind == Kind.FAIR) || removed.writer()
+        || (side.kind == Kind.READ_WRITE && due(r, removed)))) { // (a writer's ticket reads as due)
       wakeNext(side, key, r, 0, wakes);
     }
     forgetIfIdle(side, key, r);

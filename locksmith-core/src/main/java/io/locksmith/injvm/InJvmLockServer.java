@@ -26,8 +26,9 @@ import java.util.concurrent.TimeUnit;
  * ({@link io.locksmith.FencingGuarantee#STRICT}).
  *
  * <p>It offers every {@link io.locksmith.LockKind}: the fair lock queues waiters in arrival order (a
- * place not refreshed for 2 s expires), the read-write lock prefers writers, and a semaphore stores the
- * first declared permit count.
+ * place not refreshed for 2 s expires), the read-write lock admits phase-fairly (the readers waiting
+ * when a write phase ends enter before the next writer; readers arriving while a writer waits queue
+ * behind it), and a semaphore stores the first declared permit count.
  *
  * <p>Useful for an application's unit tests (no server to start) and as the reference the TCK runs
  * against. Thread-safe: every operation is atomic under the server's monitor; wake-ups are delivered

@@ -4,6 +4,7 @@ import io.locksmith.AcquireTimeoutException;
 import io.locksmith.Lease;
 import io.locksmith.LeaseSource;
 import io.locksmith.LockOptions;
+import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.LockOps;
 import java.time.Duration;
 import java.util.Objects;
@@ -12,7 +13,6 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ForkJoinPool;
 
 /**
  * The lease view of every lock kind over the client's shared {@link Acquisition} machinery; subclasses
@@ -46,21 +46,25 @@ abstract class AbstractLeaseSource implements LeaseSource {
   @Override
   public Lease acquire() throws InterruptedException {
     checkInterrupt();
-    return await(start(Long.MAX_VALUE, null, null), true).orElseThrow(); // an unbounded wait only ends granted
+    Throwable site = client.acquisitionSite();
+    // an unbounded wait only ends granted
+    return client.publish(await(start(Long.MAX_VALUE, null, null), true).orElseThrow(), site);
   }
 
   @Override
   public Lease acquire(Duration wait) throws InterruptedException {
     long nanos = waitNanos(wait);
     checkInterrupt();
-    return await(start(nanos, null, null), true)
-        .orElseThrow(() -> new AcquireTimeoutException(name, wait));
+    Throwable site = client.acquisitionSite();
+    Acquisition acquisition = begin(nanos, null, null);
+    return client.publish(await(acquisition.result, true).orElseThrow(() -> timeout(wait, acquisition)), site);
   }
 
   @Override
   public Optional<Lease> tryAcquire() {
+    Throwable site = client.acquisitionSite();
     try {
-      return await(start(0, null, null), false).map(l -> l);
+      return await(start(0, null, null), false).map(l -> client.publish(l, site));
     } catch (InterruptedException impossible) {
       throw new AssertionError(impossible);
     }
@@ -70,7 +74,8 @@ abstract class AbstractLeaseSource implements LeaseSource {
   public Optional<Lease> tryAcquire(Duration wait) throws InterruptedException {
     long nanos = waitNanos(wait);
     checkInterrupt();
-    return await(start(nanos, null, null), true).map(l -> l);
+    Throwable site = client.acquisitionSite();
+    return await(start(nanos, null, null), true).map(l -> client.publish(l, site));
   }
 
   /**
@@ -87,12 +92,35 @@ abstract class AbstractLeaseSource implements LeaseSource {
   @Override
   public CompletionStage<Lease> acquireAsync(Duration wait) {
     long nanos = waitNanos(wait);
-    return linked(start(nanos, null, null), lease -> lease.orElseThrow(() -> new AcquireTimeoutException(name, wait)));
+    Throwable site = client.acquisitionSite(); // here: the completion thread's stack would not say who asked
+    Acquisition acquisition = begin(nanos, null, null);
+    return linked(acquisition.result,
+        lease -> client.publish(lease.orElseThrow(() -> timeout(wait, acquisition)), site));
   }
 
   @Override
   public CompletionStage<Optional<Lease>> tryAcquireAsync(Duration wait) {
-    return linked(start(waitNanos(wait), null, null), lease -> lease.map(l -> l));
+    long nanos = waitNanos(wait);
+    Throwable site = client.acquisitionSite();
+    return linked(start(nanos, null, null), lease -> lease.map(l -> client.publish(l, site)));
+  }
+
+  /**
+   * The timeout of {@link #acquire(Duration)} and {@link #acquireAsync}: names the kind of lock, and
+   * what the backend said last (a semaphore's counts).
+   *
+   * @param lastReply the backend's last reply to the acquisition, or null
+   */
+  AcquireTimeoutException timeout(Duration wait, AcquireReply lastReply) {
+    return new AcquireTimeoutException(name, wait);
+  }
+
+  private AcquireTimeoutException timeout(Duration wait, Acquisition acquisition) {
+    return timeout(wait, acquisition.lastReply());
+  }
+
+  /** Sees every backend reply to this lock's acquisitions, on the delivering thread; must not block. */
+  void observeReply(AcquireReply reply) {
   }
 
   static long waitNanos(Duration wait) {
@@ -115,8 +143,13 @@ abstract class AbstractLeaseSource implements LeaseSource {
    */
   final CompletableFuture<Optional<DefaultLease>> start(long waitNanos, DefaultLockClient.HoldKey key,
       String owner) {
+    return begin(waitNanos, key, owner).result;
+  }
+
+  /** As {@link #start}, returning the acquisition itself (for what the backend replied). */
+  final Acquisition begin(long waitNanos, DefaultLockClient.HoldKey key, String owner) {
     beforeAcquire();
-    return client.startAcquisition(ops, name, options, waitNanos, key, owner).result;
+    return client.startAcquisition(ops, name, options, waitNanos, key, owner, this::observeReply);
   }
 
   /** Checks made before every acquisition; may throw to refuse it. */
@@ -154,9 +187,10 @@ abstract class AbstractLeaseSource implements LeaseSource {
   }
 
   /**
-   * Maps an acquisition's result for the async view, completing off the backend's I/O threads so that
-   * dependent stages may block (release the lease, call the lock again) without stalling the client;
-   * cancelling the returned future cancels the acquisition.
+   * Maps an acquisition's result for the async view, completing on the client's completion executor:
+   * off the backend's I/O threads, so that dependent stages may make short blocking calls without
+   * stalling the client, and off the common pool, which with parallelism 1 starts a thread per task.
+   * Cancelling the returned future cancels the acquisition.
    */
   private <T> CompletableFuture<T> linked(CompletableFuture<Optional<DefaultLease>> source,
       java.util.function.Function<Optional<DefaultLease>, T> mapping) {
@@ -175,7 +209,7 @@ abstract class AbstractLeaseSource implements LeaseSource {
       if (!delivered) {
         lease.ifPresent(client::giveBack); // the caller gave up first (cancel, orTimeout, …)
       }
-    }, ForkJoinPool.commonPool());
+    }, client.completions());
     out.whenComplete((v, failure) -> {
       if (failure != null) {
         source.cancel(false); // no-op once the source completed; then the handler above gives back

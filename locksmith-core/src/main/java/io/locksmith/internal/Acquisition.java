@@ -90,6 +90,10 @@ final class Acquisition {
 
   /** Completes with the lease, empty at the deadline, or exceptionally; may be cancelled. */
   final CompletableFuture<Optional<DefaultLease>> result = new CompletableFuture<>();
+  /** Told of every reply the backend sends, before it is acted on; set before {@link #start()}. */
+  private volatile java.util.function.Consumer<AcquireReply> observer;
+  /** The backend's latest reply, for the message of a timeout (a semaphore's counts). */
+  private volatile AcquireReply lastReply;
 
   /**
    * @param owner the owner id to acquire as (a downgrade's write owner), or null to mint a new one
@@ -119,6 +123,28 @@ final class Acquisition {
 
   String waiterId() {
     return waiterId;
+  }
+
+  /** @param observer told of every backend reply, on the thread that delivers it; must not block */
+  void observe(java.util.function.Consumer<AcquireReply> observer) {
+    this.observer = observer;
+  }
+
+  /** @return the backend's latest reply, or null before the first */
+  AcquireReply lastReply() {
+    return lastReply;
+  }
+
+  private void noteReply(AcquireReply reply) {
+    lastReply = reply;
+    java.util.function.Consumer<AcquireReply> o = observer;
+    if (o != null) {
+      try {
+        o.accept(reply);
+      } catch (RuntimeException e) {
+        log.warn("observing an acquire reply of '{}' failed; ignored", name, e);
+      }
+    }
   }
 
   void start() {
@@ -198,6 +224,9 @@ final class Acquisition {
       return;
     }
     reply.whenComplete((r, failure) -> {
+      if (r != null) {
+        noteReply(r); // before onReply, which may complete the result
+      }
       CompletionStage<?> rest;
       try {
         rest = onReply(sentAt, r, failure);

@@ -1,13 +1,19 @@
 package io.locksmith.internal;
 
+import io.locksmith.AcquireInterruptedException;
+import io.locksmith.AcquireTimeoutException;
 import io.locksmith.DistributedLock;
 import io.locksmith.DistributedReadWriteLock;
 import io.locksmith.Lease;
 import io.locksmith.LeaseLostException;
+import io.locksmith.LockException;
 import io.locksmith.LockInfo;
+import io.locksmith.LockKind;
 import io.locksmith.LockOptions;
+import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.LockOps;
 import io.locksmith.spi.Primitive;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +22,7 @@ import java.util.concurrent.TimeUnit;
  * Both views of one named lock of one primitive (exclusive, fair, or a side of a read-write lock).
  */
 final class DefaultDistributedLock extends AbstractLeaseSource implements DistributedLock {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(DefaultDistributedLock.class);
   private final Primitive primitive;
 
   DefaultDistributedLock(DefaultLockClient client, LockOps ops, Primitive primitive, String name,
@@ -117,6 +124,70 @@ final class DefaultDistributedLock extends AbstractLeaseSource implements Distri
     return "DistributedLock[" + primitive + " " + name + ", " + options + "]";
   }
 
+  // ---------------------------------------------------------------- run under the lock
+
+  @Override
+  public <E extends Exception> void runLocked(Duration wait, LockedRunnable<E> task) throws E {
+    Objects.requireNonNull(task, "task");
+    callLocked(wait, () -> {
+      task.run();
+      return null;
+    });
+  }
+
+  /** Through the Lock view, so that the calling thread holds the lock, re-entrantly; see the interface. */
+  @Override
+  public <T, E extends Exception> T callLocked(Duration wait, LockedCallable<T, E> task) throws E {
+    Objects.requireNonNull(task, "task");
+    long nanos = waitNanos(wait);
+    boolean locked;
+    try {
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      locked = lockForThread(nanos, true);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AcquireInterruptedException(name, e);
+    }
+    if (!locked) {
+      throw timeout(wait, (AcquireReply) null);
+    }
+    try {
+      return task.call();
+    } finally {
+      unlockAfterTask();
+    }
+  }
+
+  /** The task is over: a failed unlock must not turn its outcome into an exception (see Lease#close). */
+  private void unlockAfterTask() {
+    try {
+      unlock();
+    } catch (LockException e) {
+      log.warn("lock '{}': unlock after the task failed: {}; the lock expires on the server within its lease "
+          + "of {}", name, e.getMessage(), options.leaseTime());
+    }
+  }
+
+  @Override
+  AcquireTimeoutException timeout(Duration wait, AcquireReply lastReply) {
+    switch (primitive) {
+      case FAIR:
+        return new AcquireTimeoutException(name, LockKind.FAIR, wait, "fair lock '" + name
+            + "' was not acquired within " + wait + ": it was held, or earlier arrivals were ahead in its queue");
+      case READ:
+        return new AcquireTimeoutException(name, LockKind.READ_WRITE, wait, "read lock of read-write lock '"
+            + name + "' was not acquired within " + wait + ": a writer held it or was ahead in line");
+      case WRITE:
+        return new AcquireTimeoutException(name, LockKind.READ_WRITE, wait, "write lock of read-write lock '"
+            + name + "' was not acquired within " + wait + ": readers or another writer held it");
+      default:
+        return new AcquireTimeoutException(name, LockKind.EXCLUSIVE, wait, "exclusive lock '" + name
+            + "' was not acquired within " + wait + ": another owner held it");
+    }
+  }
+
   // ---------------------------------------------------------------- shared
 
   private boolean lockForThread(long waitNanos, boolean interruptible) throws InterruptedException {
@@ -126,14 +197,20 @@ final class DefaultDistributedLock extends AbstractLeaseSource implements Distri
       return true;
     }
     DefaultLockClient.HoldKey key = new DefaultLockClient.HoldKey(primitive, name, Thread.currentThread());
+    Throwable site = client.acquisitionSite(); // reported if the thread ends without unlocking
     DefaultLease writeHeld = primitive == Primitive.READ ? client.threadLease(Primitive.WRITE, name) : null;
     if (writeHeld != null) {
       // a read taken while this thread holds the write side is a downgrade: granted at once or not at all
-      client.registerThreadHold(downgradeFrom(writeHeld, key));
+      DefaultLease read = downgradeFrom(writeHeld, key);
+      read.acquiredAt(site);
+      client.registerThreadHold(read);
       return true;
     }
     Optional<DefaultLease> lease = await(start(waitNanos, key, null), interruptible);
-    lease.ifPresent(client::registerThreadHold);
+    lease.ifPresent(l -> {
+      l.acquiredAt(site);
+      client.registerThreadHold(l);
+    });
     return lease.isPresent();
   }
 

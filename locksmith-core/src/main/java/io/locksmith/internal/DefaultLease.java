@@ -5,8 +5,10 @@ import io.locksmith.Lease;
 import io.locksmith.LeaseListener;
 import io.locksmith.LeaseLostException;
 import io.locksmith.LeaseState;
+import io.locksmith.LockException;
 import io.locksmith.LockOptions;
 import io.locksmith.spi.LockOps;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -56,6 +58,14 @@ final class DefaultLease implements Lease {
   private long renewDueAt; // System.nanoTime() of the next renewal
   /** The thread-hold entry of the Lock view, or null for a lease-view lease. */
   final DefaultLockClient.HoldKey holdKey;
+  /**
+   * The handle the lease-view caller holds, if any: listeners are given that object, the one the caller
+   * knows. Weak, so that this lease (which the client keeps) does not keep the handle reachable, which
+   * is how a dropped lease is detected.
+   */
+  private volatile WeakReference<Lease> publicView;
+  /** Where the lease was acquired (a stack captured then), or null if not recorded. */
+  private volatile Throwable acquiredAt;
 
   /** A fresh grant: one hold, whatever the backend counts (see {@link #onReentered}). */
   DefaultLease(DefaultLockClient client, LockOps ops, String name, String owner, LockOptions options,
@@ -146,11 +156,30 @@ final class DefaultLease implements Lease {
   }
 
   @Override
+  public java.util.concurrent.CompletionStage<Boolean> releaseAsync() {
+    return client.releaseLeaseForCaller(this);
+  }
+
+  /**
+   * Releases without throwing: by the time try-with-resources closes the lease the body's work is done,
+   * and an exception would report it as failed. A failed release leaves the lease released locally (see
+   * {@link DefaultLockClient#releaseLease}); the server expires the lock with its lease.
+   */
+  @Override
   public void close() {
     if (state() == LeaseState.RELEASED) {
       return; // closing after release() is the usual try-with-resources pattern, not a loss
     }
-    if (!release() && state() == LeaseState.LOST) {
+    boolean held;
+    try {
+      held = release();
+    } catch (LockException e) {
+      log.warn("lease on lock '{}' (token {}) was closed, but the release failed: {}; it is released here "
+          + "and the server lets the lock expire within its lease of {}", name, fencingToken, e.getMessage(),
+          options.leaseTime());
+      return;
+    }
+    if (!held && state() == LeaseState.LOST) {
       log.warn("lease on lock '{}' (token {}) was lost before it was closed: work done under it may "
           + "have overlapped with another holder", name, fencingToken);
     }
@@ -174,7 +203,7 @@ final class DefaultLease implements Lease {
     };
     listeners.add(l);
     if (state() == LeaseState.LOST) {
-      client.fire(() -> l.stateChanged(this, LeaseState.LOST, LeaseState.LOST));
+      client.fire(() -> l.stateChanged(view(), LeaseState.LOST, LeaseState.LOST));
     }
     return this;
   }
@@ -182,6 +211,41 @@ final class DefaultLease implements Lease {
   @Override
   public String toString() {
     return "Lease[" + name + ", token=" + fencingToken + ", " + state() + ", holds=" + holdCount() + "]";
+  }
+
+  // ------------------------------------------------------------------ leak detection
+
+  /** This lease was handed to a lease-view caller as {@code handle}. */
+  void publishedAs(Lease handle) {
+    publicView = new WeakReference<>(handle);
+  }
+
+  /** @return the object the caller holds: the handle while it is reachable, else this lease */
+  private Lease view() {
+    WeakReference<Lease> ref = publicView;
+    Lease handle = ref == null ? null : ref.get();
+    return handle != null ? handle : this;
+  }
+
+  void acquiredAt(Throwable site) {
+    this.acquiredAt = site;
+  }
+
+  /** @return where this lease was acquired, or null if that was not recorded */
+  Throwable acquiredAt() {
+    return acquiredAt;
+  }
+
+  /** @return whether the state is {@link LeaseState#LOST}, without checking validity first */
+  synchronized boolean isLost() {
+    return state == LeaseState.LOST;
+  }
+
+  /**
+   * @return whether this is a Lock-view hold whose thread has ended: no thread can unlock it any more
+   */
+  boolean orphaned() {
+    return holdKey != null && !holdKey.thread().isAlive();
   }
 
   // ------------------------------------------------------------------ transitions
@@ -214,7 +278,7 @@ final class DefaultLease implements Lease {
 
   private void notifyListeners(LeaseState from, LeaseState to) {
     for (LeaseListener l : listeners) {
-      client.fire(() -> l.stateChanged(this, from, to));
+      client.fire(() -> l.stateChanged(view(), from, to));
     }
   }
 
@@ -296,6 +360,15 @@ final class DefaultLease implements Lease {
     renewing = true;
     scheduleNext(); // now only the end of validity: listeners must not wait for the renewal's reply
     return true;
+  }
+
+  /**
+   * @param now System.nanoTime()
+   * @return whether {@link #claimForRenewal} would claim this lease now (the same test, without claiming)
+   */
+  synchronized boolean dueForRenewal(long now) {
+    return !state.isFinal() && !releasing && !renewing && options.watched()
+        && renewDueAt - now <= leaseNanos / 9;
   }
 
   /** A renewal sent at {@code sentAt} (ticker time) came back. */

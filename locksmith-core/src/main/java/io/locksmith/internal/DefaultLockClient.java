@@ -30,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -38,6 +39,8 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import org.slf4j.Logger;
@@ -45,14 +48,19 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The {@link LockClient} every backend module wraps: it owns the client id, the one scheduler thread
- * (renewals and wait timers), the one event thread (listeners), the table of waiting acquisitions that
- * wake-ups are routed to, and the Lock view's per-thread holds.
+ * (renewals and wait timers), the one event thread (listeners), the small pool that completes async
+ * results (unless the application gave an executor), the table of waiting acquisitions that wake-ups
+ * are routed to, the Lock view's per-thread holds, and the detector of leases nobody will release.
  */
 public final class DefaultLockClient implements LockClient {
   private static final Logger log = LoggerFactory.getLogger(DefaultLockClient.class);
   private static final SecureRandom RANDOM = new SecureRandom();
   /** Longest time {@link #close()} waits for releases and replies in flight. */
   static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(5);
+  /** Threads of the client's own completion pool, at most. */
+  static final int COMPLETION_THREADS = 4;
+  /** How often the leak detector looks for dropped leases once there have been any to watch. */
+  private static final long LEAK_POLL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /** A Lock view hold: one lock (kind and name) held by one thread. */
   record HoldKey(Primitive primitive, String name, Thread thread) {}
@@ -73,6 +81,14 @@ public final class DefaultLockClient implements LockClient {
   /** {@code "@" + client name}, or empty: appended to owner ids (not waiter ids, which stay short). */
   private final String ownerSuffix;
   private volatile boolean closed;
+  /** The client's own completion pool, or null when the application gave an executor. */
+  private final ThreadPoolExecutor ownCompletions;
+  /** Where user-facing async results complete; see {@link #completions()}. */
+  private final Executor completions;
+  private final AtomicBoolean completionRejectionLogged = new AtomicBoolean();
+  /** Finds lease-view leases dropped without release, or null when leak detection is off. */
+  private final LeakDetector leaks;
+  private final AtomicBoolean leakPolling = new AtomicBoolean();
 
   /**
    * Opens {@code backend} for a new client.
@@ -93,6 +109,10 @@ public final class DefaultLockClient implements LockClient {
     this.events = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
         daemon("locksmith-events-" + clientId));
     this.renewer = new Renewer(this);
+    this.ownCompletions = options.completionExecutor().isPresent() ? null : completionPool(clientId);
+    Executor target = options.completionExecutor().orElse(ownCompletions);
+    this.completions = task -> complete(target, task);
+    this.leaks = options.leakDetection() ? new LeakDetector(this::leaseDropped) : null;
     try {
       backend.open(new BackendContext(clientId, options.namespace(), this::onWake,
           options.clientName().orElse(null)));
@@ -101,6 +121,19 @@ public final class DefaultLockClient implements LockClient {
       backend.close();
       throw e;
     }
+  }
+
+  /**
+   * The client's own pool for completing async results: bounded (a thread per completion is what the
+   * common pool falls back to with parallelism 1), daemon, named, and empty when idle.
+   */
+  private static ThreadPoolExecutor completionPool(String clientId) {
+    AtomicInteger count = new AtomicInteger();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(COMPLETION_THREADS, COMPLETION_THREADS, 30,
+        TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+        r -> daemon("locksmith-async-" + clientId + "-" + count.incrementAndGet()).newThread(r));
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
   }
 
   private static ThreadFactory daemon(String name) {
@@ -229,6 +262,7 @@ public final class DefaultLockClient implements LockClient {
   }
 
   private void shutdownThreads() {
+    stopCompletions();
     scheduler.shutdownNow();
     events.shutdown();
     try {
@@ -238,6 +272,28 @@ public final class DefaultLockClient implements LockClient {
       scheduler.awaitTermination(2, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       events.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Lets the completions already queued run (close failed the acquisitions still running, and their
+   * callers must hear so), then ends the pool; a completion after this runs on the thread at hand.
+   */
+  private void stopCompletions() {
+    if (ownCompletions == null) {
+      return;
+    }
+    ownCompletions.shutdown();
+    if (Thread.currentThread().getName().startsWith("locksmith-async-" + clientId + "-")) {
+      return; // closed from a stage on one of these threads: it would wait for itself
+    }
+    try {
+      if (!ownCompletions.awaitTermination(2, TimeUnit.SECONDS)) {
+        log.warn("asynchronous callers of lock client {} still run dependent stages 2 s after close; "
+            + "their threads end when those stages return", clientId);
+      }
+    } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
   }
@@ -285,6 +341,181 @@ public final class DefaultLockClient implements LockClient {
       events.execute(guarded);
     } catch (RejectedExecutionException closedMeanwhile) {
       log.debug("client closed; lease event dropped");
+    }
+  }
+
+  // ------------------------------------------------------------------ async completions
+
+  /**
+   * @return the executor user-facing async results complete on: never a backend I/O thread, never the
+   *     common pool. A task the target rejects (the client's own pool after close, an application's
+   *     executor that was shut down) runs on the calling thread, so that no caller is left waiting.
+   */
+  Executor completions() {
+    return completions;
+  }
+
+  private void complete(Executor target, Runnable task) {
+    try {
+      target.execute(task);
+    } catch (RejectedExecutionException rejected) {
+      if (ownCompletions == null && completionRejectionLogged.compareAndSet(false, true)) {
+        log.warn("the completion executor of lock client {} rejected a task ({}); async results complete on "
+            + "the thread at hand instead, which may be a backend I/O thread", clientId, rejected.toString());
+      }
+      task.run();
+    }
+  }
+
+  /**
+   * {@link io.locksmith.Lease#releaseAsync()}: the release of {@link #releaseLeaseAsync}, completed on the
+   * completion executor with the failure unwrapped.
+   */
+  CompletionStage<Boolean> releaseLeaseForCaller(DefaultLease lease) {
+    CompletableFuture<Boolean> out = new CompletableFuture<>();
+    CompletableFuture<Boolean> release;
+    try {
+      release = releaseLeaseAsync(lease);
+    } catch (RuntimeException e) {
+      release = CompletableFuture.failedFuture(e);
+    }
+    release.whenCompleteAsync((owned, failure) -> {
+      if (failure != null) {
+        out.completeExceptionally(Futures.unwrap(failure));
+      } else {
+        out.complete(owned);
+      }
+    }, completions);
+    return out;
+  }
+
+  // ------------------------------------------------------------------ leak detection
+
+  /**
+   * @return where the caller is acquiring a lease, to be logged if the lease leaks; null when leak
+   *     detection is off. A {@code Throwable} records the frames cheaply and only turns them into text
+   *     if it is ever printed.
+   */
+  Throwable acquisitionSite() {
+    return leaks == null ? null : new AcquisitionSite(Thread.currentThread().getName());
+  }
+
+  /** The stack of an acquisition, shown in leak warnings. */
+  static final class AcquisitionSite extends Throwable {
+    private static final long serialVersionUID = 1L;
+    private final long at = System.nanoTime();
+
+    AcquisitionSite(String thread) {
+      super("the lease was acquired here, by thread '" + thread + "'", null, false, true);
+    }
+
+    /** @return how long ago the acquisition started */
+    java.time.Duration age() {
+      return java.time.Duration.ofMillis(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - at));
+    }
+
+    /** Classes whose frames sit on top of every recorded stack: the caller's frame is what matters. */
+    private static final Set<String> OURS = Set.of(DefaultLockClient.class.getName(),
+        AbstractLeaseSource.class.getName(), DefaultDistributedLock.class.getName(),
+        DefaultReadWriteLock.class.getName(), DefaultSemaphore.class.getName(),
+        io.locksmith.LeaseSource.class.getName(), io.locksmith.DistributedLock.class.getName());
+
+    /** @return {@code site} starting at the caller's frame; only called to report, so cost is no matter */
+    static Throwable forReport(Throwable site) {
+      if (site instanceof AcquisitionSite) {
+        StackTraceElement[] frames = site.getStackTrace();
+        int first = 0;
+        while (first < frames.length - 1 && OURS.contains(frames[first].getClassName())) {
+          first++;
+        }
+        site.setStackTrace(java.util.Arrays.copyOfRange(frames, first, frames.length));
+      }
+      return site;
+    }
+  }
+
+  /**
+   * Hands a granted lease-view lease to its caller: as a handle the leak detector watches when leak
+   * detection is on.
+   *
+   * @param site from {@link #acquisitionSite()}, taken on the caller's thread when it asked
+   */
+  io.locksmith.Lease publish(DefaultLease lease, Throwable site) {
+    lease.acquiredAt(site);
+    if (leaks == null) {
+      return lease;
+    }
+    LeaseHandle handle = new LeaseHandle(lease, leaks, site);
+    if (leakPolling.compareAndSet(false, true)) {
+      try {
+        scheduler.scheduleWithFixedDelay(this::pollLeaks, LEAK_POLL_NANOS, LEAK_POLL_NANOS,
+            TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException closedMeanwhile) {
+        log.debug("client closed; no leak detection");
+      }
+    }
+    return handle;
+  }
+
+  private void pollLeaks() {
+    try {
+      leaks.poll();
+    } catch (RuntimeException e) {
+      log.warn("leak detection failed; it goes on at the next poll", e);
+    }
+  }
+
+  /** @return how many handed-out lease-view leases the leak detector watches (tests) */
+  int watchedForLeaks() {
+    return leaks == null ? 0 : leaks.size();
+  }
+
+  /** Runs the leak detector now (tests: after forcing a collection). */
+  void pollLeaksNow() {
+    if (leaks != null) {
+      leaks.poll();
+    }
+  }
+
+  /** The leak detector found a lease-view lease dropped by its holder; runs on the timer thread. */
+  private void leaseDropped(DefaultLease lease, Throwable site) {
+    LeaseState state = lease.state();
+    if (state.isFinal() || closed) {
+      return; // ended by itself (lost, released by close()): nothing held, nothing to report
+    }
+    String age = site instanceof AcquisitionSite a ? ", " + a.age().toMillis() + " ms after it was acquired"
+        : "";
+    log.warn("a lease on lock '{}' (token {}, {}) became unreachable without release() or close(){}; it is "
+        + "released now. Release every lease in a finally block or with try-with-resources", lease.lockName(),
+        lease.fencingToken(), state, age, AcquisitionSite.forReport(site));
+    giveBack(lease);
+  }
+
+  /**
+   * A Lock-view hold due for renewal belongs to a thread that has ended, so no thread can unlock it.
+   * Releasing it is what the thread's {@code finally { unlock(); }} would have done: the thread does
+   * nothing more under the lock, so keeping it (renewed for the life of the client, or even only until
+   * its lease runs out) would protect nothing and make everyone else wait. Never throws or blocks: the
+   * renewer calls it on the timer thread.
+   */
+  void holderThreadEnded(DefaultLease lease) {
+    try {
+      if (lease.state().isFinal()) {
+        return;
+      }
+      log.warn("thread '{}' ended while holding lock '{}' (Lock view, {} hold(s), token {}) without unlocking "
+          + "it; no other thread can unlock it, so it is released now instead of being renewed. Unlock in a "
+          + "finally block, or use runLocked", lease.holdKey.thread().getName(), lease.lockName(),
+          lease.holdCount(), lease.fencingToken(), AcquisitionSite.forReport(lease.acquiredAt()));
+      CompletableFuture<Boolean> release = releaseLeaseAsync(lease);
+      track(release);
+      release.whenComplete((owned, failure) -> {
+        if (failure != null) {
+          log.debug("could not release lock '{}' of an ended thread: {}", lease.lockName(), failure.toString());
+        }
+      });
+    } catch (RuntimeException e) {
+      log.warn("could not release lock '{}' of an ended thread", lease.lockName(), e);
     }
   }
 
@@ -336,6 +567,17 @@ public final class DefaultLockClient implements LockClient {
    */
   Acquisition startAcquisition(LockOps ops, String name, LockOptions lockOptions, long waitNanos,
       HoldKey holdKey, String owner) {
+    return startAcquisition(ops, name, lockOptions, waitNanos, holdKey, owner, null);
+  }
+
+  /**
+   * Starts an acquisition whose backend replies {@code observer} sees (a semaphore learns its stored
+   * permit count from them).
+   *
+   * @param observer told of every reply on the thread that delivers it, or null
+   */
+  Acquisition startAcquisition(LockOps ops, String name, LockOptions lockOptions, long waitNanos,
+      HoldKey holdKey, String owner, java.util.function.Consumer<AcquireReply> observer) {
     ensureOpen();
     Acquisition acquisition = new Acquisition(this, ops, name, lockOptions, owner, waitNanos, holdKey);
     running.add(acquisition);
@@ -348,6 +590,9 @@ public final class DefaultLockClient implements LockClient {
         waiters.remove(acquisition.waiterId());
       }
       throw new IllegalStateException("lock client " + clientId + " is closed");
+    }
+    if (observer != null) {
+      acquisition.observe(observer);
     }
     acquisition.start();
     return acquisition;
@@ -372,6 +617,13 @@ public final class DefaultLockClient implements LockClient {
   void leaseEnded(DefaultLease lease) {
     live.remove(lease);
     renewer.remove(lease);
+    if (lease.isLost() && lease.orphaned() && threadHolds.remove(lease.holdKey, lease)) {
+      // The hold stays registered so that its thread's unlock() reports the loss; an ended thread will
+      // never call it, and the entry would keep the dead thread for the life of the client.
+      log.warn("thread '{}' ended while holding lock '{}' (Lock view, token {}) without unlocking it; the "
+          + "lock was held until its lease ran out", lease.holdKey.thread().getName(), lease.lockName(),
+          lease.fencingToken(), AcquisitionSite.forReport(lease.acquiredAt()));
+    }
   }
 
   /** Drops every reference the client keeps to a lease, including its Lock view hold. */

@@ -52,20 +52,22 @@ final class DefaultReadWriteLock implements DistributedReadWriteLock {
   @Override
   public Lease downgrade(Lease writeLease) {
     Objects.requireNonNull(writeLease, "writeLease");
-    if (!(writeLease instanceof DefaultLease w) || w.ops != write.ops || !w.lockName().equals(name)) {
+    DefaultLease w = LeaseHandle.unwrap(writeLease); // what acquire() hands out wraps the lease
+    if (w == null || w.ops != write.ops || !w.lockName().equals(name)) {
       throw new IllegalArgumentException(writeLease + " is not a write lease of read-write lock '" + name
           + "' from this client");
     }
+    Throwable site = client.acquisitionSite();
     // the read hold is taken first, as the write lease's owner, so that no writer slips in between
     DefaultLease readLease = read.downgradeFrom(w, null);
     try {
-      w.release();
+      writeLease.release(); // through the caller's object: the leak detector learns it ended properly
     } catch (LockException e) {
       // the read lease is ours either way; an unreleased write hold expires on the server by itself
       log.warn("downgrade of '{}': the write hold could not be released ({}); it expires within its lease",
           name, e.toString());
     }
-    return readLease;
+    return client.publish(readLease, site);
   }
 
   @Override

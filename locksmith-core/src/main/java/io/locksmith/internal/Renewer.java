@@ -52,16 +52,19 @@ final class Renewer {
   void renewDue(DefaultLease trigger) {
     Map<LockOps, List<DefaultLease>> batches = new LinkedHashMap<>();
     List<CompletionStage<List<Boolean>>> replies = new ArrayList<>();
+    List<DefaultLease> orphans = new ArrayList<>(0);
     long sentAt;
     Lock write = dispatch.writeLock();
     write.lock();
     try {
       long now = System.nanoTime();
-      if (trigger.claimForRenewal(now)) {
+      if (orphaned(trigger, now, orphans)) {
+        // not renewed: handed to the client below
+      } else if (trigger.claimForRenewal(now)) {
         batches.computeIfAbsent(trigger.ops, o -> new ArrayList<>()).add(trigger);
       }
       for (DefaultLease lease : watched) {
-        if (lease != trigger && lease.claimForRenewal(now)) {
+        if (lease != trigger && !orphaned(lease, now, orphans) && lease.claimForRenewal(now)) {
           batches.computeIfAbsent(lease.ops, o -> new ArrayList<>()).add(lease);
         }
       }
@@ -85,12 +88,29 @@ final class Renewer {
       }
     } finally {
       write.unlock();
+      // outside the dispatch lock: releasing passes the release gate
+      for (DefaultLease orphan : orphans) {
+        client.holderThreadEnded(orphan);
+      }
     }
     long sent = sentAt;
     int i = 0;
     for (List<DefaultLease> batch : batches.values()) {
       replies.get(i++).whenComplete((owned, failure) -> onReplies(batch, sent, owned, failure));
     }
+  }
+
+  /**
+   * A Lock-view hold due for renewal whose thread has ended is not renewed: nobody can unlock it, so
+   * renewing would keep the lock for the life of the client. Checked only for leases that are due, so a
+   * tick costs one {@link Thread#isAlive()} per lease it would renew.
+   */
+  private static boolean orphaned(DefaultLease lease, long now, List<DefaultLease> orphans) {
+    if (lease.holdKey != null && lease.dueForRenewal(now) && lease.orphaned()) {
+      orphans.add(lease);
+      return true;
+    }
+    return false;
   }
 
   private static void onReplies(List<DefaultLease> batch, long sentAt, List<Boolean> owned,

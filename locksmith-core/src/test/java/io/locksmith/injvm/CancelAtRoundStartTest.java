@@ -158,19 +158,21 @@ class CancelAtRoundStartTest {
       releasing = new Thread(write::release, "releasing-holder");
       releasing.start();
       assertThat(gate.parked.await(10, TimeUnit.SECONDS)).as("the new round started").isTrue();
-      Lease read = readers.readWriteLock(name).readLock().tryAcquire().orElseThrow(); // free meanwhile
+      // free meanwhile: another writer may take it before the woken one arrives (the woken writer keeps
+      // its place, so a reader could not)
+      Lease other = holder.readWriteLock(name).writeLock().tryAcquire().orElseThrow();
       assertThat(waiting.cancel(false)).isTrue(); // the acquisition is finished when cancel returns
       gate.proceed.countDown();
       releasing.join(10_000);
       assertThat(releasing.isAlive()).isFalse();
-      // the gated round ran to its end on the releasing thread: refused (a reader holds), so registered
+      // the gated round ran to its end on the releasing thread: refused (a writer holds), so registered
 
       assertThat(waiters(readers, name)).as("waiters registered after the cancelled writer's last round")
           .isZero();
+      other.release();
       Optional<Lease> another = readers.readWriteLock(name).readLock().tryAcquire();
       assertThat(another).as("a new reader is not kept out by a writer that gave up").isPresent();
       another.get().release();
-      read.release();
     } finally {
       gate.proceed.countDown();
       if (releasing != null) {

@@ -125,8 +125,11 @@ final class RedisBackend implements LockBackend {
   private RedisTls tls;
   /** Connections reserved for acknowledged grants; null unless replica acknowledgement is on. */
   private volatile ReplicaAckLanes lanes;
-  /** Shared resources owned by someone else (Redlock), or null to create and own them. */
-  private final ClientResources sharedResources;
+  /**
+   * Shared resources owned by someone else (Redlock, or the application's), or null to create and own
+   * them; never shut down here.
+   */
+  private ClientResources sharedResources;
   private ClientResources resources;
   private RedisClient client;
   private BackendContext context;
@@ -181,6 +184,14 @@ final class RedisBackend implements LockBackend {
     this.tokenRule = tokenRule;
     this.sharedResources = sharedResources;
     this.fair = new RedisFairLock(this, waiterRecheck, fenceRetention);
+  }
+
+  /**
+   * Runs on {@code resources}, which someone else owns (the application's Lettuce event loops and
+   * timers): {@link #close()} leaves them running. Call before {@link #open}.
+   */
+  void shareResources(ClientResources resources) {
+    this.sharedResources = Objects.requireNonNull(resources, "resources");
   }
 
   /** Connects, loads the scripts and subscribes, or fails: one node is all there is. */
@@ -833,10 +844,22 @@ final class RedisBackend implements LockBackend {
    */
   CompletionStage<AcquireReply> runAcquire(LockOps ops, RedisScript script, AcquireCall call, String name,
       String owner, AcquireMode mode, String waiterId) {
+    return runAcquire(ops, script, call, name, owner, mode, waiterId, RedisBackend::toAcquireReply);
+  }
+
+  /**
+   * As {@link #runAcquire(LockOps, RedisScript, AcquireCall, String, String, AcquireMode, String)}, for a
+   * script whose reply says more than the common {@code {1, token, holds}} / {@code {0, retry, …}} (the
+   * semaphore's carries its counts).
+   *
+   * @param parse turns the script's reply into the SPI's
+   */
+  CompletionStage<AcquireReply> runAcquire(LockOps ops, RedisScript script, AcquireCall call, String name,
+      String owner, AcquireMode mode, String waiterId, Function<List<Object>, AcquireReply> parse) {
     ReplicaAckLanes l = lanes;
     if (replicaAcks == 0 || mode == AcquireMode.REENTER || l == null) {
       CompletionStage<List<Object>> raw = run(script, ScriptOutputType.MULTI, call.what, call.keys, call.args);
-      return trackWaiter(name, waiterId, raw.thenApply(RedisBackend::toAcquireReply));
+      return trackWaiter(name, waiterId, raw.thenApply(parse));
     }
     return l.borrow().handle((lane, f) -> {
       if (f != null) {
@@ -844,7 +867,7 @@ final class RedisBackend implements LockBackend {
       }
       CompletableFuture<List<Object>> raw =
           run(lane.lane().commands(), script, ScriptOutputType.MULTI, call.what, call.keys, call.args);
-      return trackWaiter(name, waiterId, raw.thenApply(RedisBackend::toAcquireReply)).handle((reply, failed) -> {
+      return trackWaiter(name, waiterId, raw.thenApply(parse)).handle((reply, failed) -> {
         if (failed != null) {
           laneFailed(l, lane, failed);
           return CompletableFuture.<AcquireReply>failedFuture(failed);

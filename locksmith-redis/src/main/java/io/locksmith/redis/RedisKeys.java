@@ -90,12 +90,13 @@ final class RedisKeys {
   /**
    * @param name the lock name
    * @return the keys of read-write lock {@code name}, in the order its scripts take them: writer hash,
-   *     readers zset, reader holds hash, waiting writers, waiting readers, fence, last woken writer
+   *     readers zset, reader holds hash, waiting writers, waiting readers, fence, last woken writer,
+   *     waiting readers' tickets, write generation
    */
   String[] readWrite(String name) {
     String root = tagged("rw", name);
     return new String[] {root + ":w", root + ":r", root + ":rh", root + ":wq", root + ":rq",
-        root + ":fence", root + ":woken"};
+        root + ":fence", root + ":woken", root + ":rt", root + ":gen"};
   }
 
   String channelPrefix() {

@@ -1,6 +1,8 @@
 package io.locksmith.redis;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
 import io.locksmith.ClientOptions;
 import io.locksmith.internal.DefaultLockClient;
 import java.time.Duration;
@@ -145,6 +147,10 @@ public final class RedisLockClient extends ForwardingLockClient {
     backend.fair.queueTimeout(b.fairQueueTimeout);
     // for a rediss URI without settings the defaults still bound the handshake by the command timeout
     backend.tls(b.tls != null ? b.tls : RedisTls.defaults());
+    ClientResources shared = b.sharedResources();
+    if (shared != null) {
+      backend.shareResources(shared);
+    }
     return backend;
   }
 
@@ -209,6 +215,8 @@ public final class RedisLockClient extends ForwardingLockClient {
     private Duration replicaAckTimeout;
     private ReplicaAckPolicy replicaAckPolicy;
     private RedisTls tls;
+    private ClientResources clientResources;
+    private AbstractRedisClient redisClient;
 
     private Builder() {}
 
@@ -344,6 +352,47 @@ public final class RedisLockClient extends ForwardingLockClient {
     }
 
     /**
+     * Runs the client on the application's Lettuce {@link ClientResources} (its event loops, timers
+     * and reconnect delay) instead of starting its own threads. The client opens its own two connections
+     * with its own timeouts on them, and {@link RedisLockClient#close()} closes those and leaves the
+     * resources running: shut them down yourself, after the lock client.
+     *
+     * <p>The reconnect delay is then the application's: Lettuce's default backs off up to 30 s, while
+     * the client's own resources stop at 1 s, so after an outage locks may come back later than
+     * the application's other commands need. Everything the client runs on these threads is
+     * non-blocking.
+     *
+     * @param resources the resources to share, or {@code null} for the client's own (the default)
+     * @return this builder
+     */
+    public Builder clientResources(ClientResources resources) {
+      this.clientResources = resources;
+      return this;
+    }
+
+    /**
+     * Runs the client on the resources of the application's Lettuce client ({@link
+     * AbstractRedisClient#getResources()}: a {@code RedisClient} or {@code RedisClusterClient}), as
+     * {@link #clientResources(ClientResources)} does. The application's client itself is left alone: its
+     * options (timeouts, behaviour while disconnected) and connections are not used or changed, because
+     * the lock client depends on its own (every command bounded by {@link #commandTimeout(Duration)},
+     * none queued while disconnected). So {@link #uri(String)} is still required, and {@link
+     * RedisLockClient#close()} shuts down neither that client nor its resources.
+     *
+     * @param client the application's client, or {@code null} for the lock client's own resources
+     * @return this builder
+     */
+    public Builder redisClient(AbstractRedisClient client) {
+      this.redisClient = client;
+      return this;
+    }
+
+    /** @return the resources to share, or null to create the client's own */
+    private ClientResources sharedResources() {
+      return clientResources != null ? clientResources : redisClient != null ? redisClient.getResources() : null;
+    }
+
+    /**
      * Validates the settings and connects.
      *
      * @return a connected client
@@ -351,8 +400,9 @@ public final class RedisLockClient extends ForwardingLockClient {
      * @throws IllegalArgumentException if the URI is not a Redis, Redis Sentinel or Redis Cluster URI (a
      *     Sentinel URI without {@code sentinelMasterId}, a Cluster URI with a database, options or an
      *     empty host included; a missing host, a port that is not a number in 1..65535, an unencoded
-     *     {@code @ / ? #} in the user or password), TLS settings come with a plain-text URI, or a
-     *     duration is out of its documented range. Messages never show the password.
+     *     {@code @ / ? #} in the user or password), TLS settings come with a plain-text URI, a duration
+     *     is out of its documented range, or both {@link #clientResources} and a {@link #redisClient} on
+     *     other resources were given. Messages never show the password.
      * @throws io.locksmith.BackendConfigurationException if the configuration does not fit the server: a
      *     TLS certificate that is not trusted or does not name the host, a port that does not serve TLS,
      *     a host name that does not resolve, rejected credentials, missing ACL permissions, a database the
@@ -369,6 +419,10 @@ public final class RedisLockClient extends ForwardingLockClient {
       Objects.requireNonNull(fenceRetention, "fenceRetention");
       Objects.requireNonNull(fairQueueTimeout, "fairQueueTimeout");
       Objects.requireNonNull(options, "options");
+      if (clientResources != null && redisClient != null && clientResources != redisClient.getResources()) {
+        throw new IllegalArgumentException("give either clientResources or redisClient, not both: the lock "
+            + "client runs on one set of Lettuce resources");
+      }
       if (isClusterUri(uri)) {
         clusterSeeds = parseClusterUri(uri, tls);
         redisUri = null;

@@ -26,9 +26,10 @@ import java.util.concurrent.TimeoutException;
  * <p><b>What it reports.</b> A lock is <em>found</em> when a key of it exists that only lives while the
  * lock is held or waited for: the exclusive or fair lock's hash, its waiters or queue, a read-write
  * lock's writer, readers or waiting sets, a semaphore's holders or waiters. A retained fencing token
- * ({@code :fence}, kept for {@link RedisLockClient.Builder#fenceRetention(Duration)} after the last grant)
- * and a semaphore's stored permit count (kept without TTL) are counted as Locksmith keys but do not make
- * their name found. Whether a found lock is still held must be read with the lock's own {@code inspect}
+ * ({@code :fence}, kept for {@link RedisLockClient.Builder#fenceRetention(Duration)} after the last grant),
+ * a read-write lock's write generation ({@code :gen}, kept for a write lease after the grant) and a
+ * semaphore's stored permit count (kept without TTL) are counted as Locksmith keys but do not make their
+ * name found. Whether a found lock is still held must be read with the lock's own {@code inspect}
  * or {@code describe}: a key may expire between the walk and that read.
  *
  * <p><b>Cost and bounds.</b> {@code SCAN} walks the whole keyspace in batches (here up to 1,000 keys a
@@ -213,7 +214,8 @@ public final class RedisLockScan {
   record ParsedKey(LockKind kind, String name, String suffix) {
     /** Whether this key exists only while the lock is held or waited for (see the class comment). */
     boolean marksActivity() {
-      return !suffix.equals("fence") && !(kind == LockKind.SEMAPHORE && suffix.isEmpty());
+      return !suffix.equals("fence") && !(kind == LockKind.SEMAPHORE && suffix.isEmpty())
+          && !(kind == LockKind.READ_WRITE && suffix.equals("gen"));
     }
   }
 

@@ -16,14 +16,19 @@ import org.slf4j.LoggerFactory;
 /**
  * The Redis read-write lock: its two sides ({@link #read()}, {@link #write()}) over the connections of
  * one {@link RedisBackend}. Every operation is one script (rw-*.lua, each with rw-prelude.lua in front)
- * over the lock's seven keys, which share the lock's hash tag ({@link RedisKeys#readWrite(String)}).
+ * over the lock's nine keys, which share the lock's hash tag ({@link RedisKeys#readWrite(String)}), so
+ * that each script touches one Cluster slot.
  *
  * <p>The writer is a hash like the exclusive lock's, with the write lease as its TTL. Each reader has
  * its own lease: a sorted set maps reader owner → end of its lease in server milliseconds, and a hash
  * keeps each reader's hold count and token; a reader whose lease ended no longer counts (the next
  * script drops it), so a crashed reader blocks writers for its remaining lease at most. Waiting
- * writers and waiting readers are registered in two sorted sets; a live waiting writer keeps new
- * readers out (writer preference). See docs/read-write-lock.md.
+ * writers and waiting readers are registered in two sorted sets. Admission is phase-fair: a waiting
+ * reader holds a ticket, the write generation (a counter of write grants) whose end it waits for; once
+ * that write phase is over it enters even while writers wait, and no writer is granted while such a
+ * reader is registered, so the readers waiting when a writer's hold ends enter as one batch before the
+ * next writer. A reader that arrives while writers wait (and none holds) queues behind the next one, so
+ * writers do not starve either. See docs/read-write-lock.md.
  *
  * <p>Thread-safe: it holds no mutable state of its own.
  */
@@ -82,7 +87,8 @@ final class RedisReadWriteOps {
       return writer
           ? backend.runAcquire(this, RedisScript.RW_ACQUIRE_WRITE, new RedisBackend.AcquireCall(
               what("acquire", name), keys, new String[] {owner, Long.toString(leaseMillis), modeArg, waiter,
-                  recheck, Long.toString(backend.fenceRetentionMillis())}), name, owner, mode, waiterId)
+                  recheck, Long.toString(backend.fenceRetentionMillis()), backend.channelPrefix(), name}), name,
+              owner, mode, waiterId)
           : backend.runAcquire(this, RedisScript.RW_ACQUIRE_READ, new RedisBackend.AcquireCall(
               what("acquire", name), keys, new String[] {owner, Long.toString(leaseMillis), modeArg, waiter,
                   recheck, backend.channelPrefix(), name}), name, owner, mode, waiterId);

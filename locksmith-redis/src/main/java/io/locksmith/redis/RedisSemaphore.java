@@ -69,7 +69,18 @@ final class RedisSemaphore implements SemaphoreOps {
         new String[] {owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
             waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
             Long.toString(fenceRetentionMillis), Integer.toString(declaredPermits)}),
-        name, owner, mode, waiterId);
+        name, owner, mode, waiterId, RedisSemaphore::toAcquireReply);
+  }
+
+  /** The acquire script's reply, with the counts in force that grants and refusals carry. */
+  static AcquireReply toAcquireReply(List<Object> r) {
+    AcquireReply reply = RedisBackend.toAcquireReply(r);
+    if (r.size() >= 4) { // {1, token, 1, permits, taken} or {0, retry, permits, taken}
+      int permits = ((Long) r.get(r.size() - 2)).intValue();
+      int taken = ((Long) r.get(r.size() - 1)).intValue();
+      reply = reply.withPermits(permits, taken);
+    }
+    return reply;
   }
 
   /** Returns the owner's permit; {@code all} makes no difference, a permit has one hold. */

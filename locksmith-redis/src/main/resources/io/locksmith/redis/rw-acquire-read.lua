@@ -23,6 +23,7 @@ end
 local retry = tonumber(ARGV[5])
 local writer = redis.call('HGET', W, 'o')
 local token
+local writers_waiting = false
 if writer == owner then
   -- downgrade: the writer takes a read hold, whoever waits; it carries the write grant's token
   token = redis.call('HGET', W, 't')
@@ -31,27 +32,33 @@ elseif writer then
   if ttl >= 0 and ttl < retry then
     retry = math.max(ttl, 1)
   end
-elseif writers_wait(now) then
-  -- writer preference; the backstop is the last waiting writer's deadline (if it dies silently)
-  local last = redis.call('ZRANGE', WQ, -1, -1, 'WITHSCORES')
-  retry = math.max(1, math.min(retry, tonumber(last[2]) - now))
 else
-  token = redis.call('GET', FENCE) or '0'
+  writers_waiting = writers_wait(now)
+  local ticket = reader_ticket(waiter, now)
+  if not writers_waiting or (ticket and ticket <= generation()) then
+    -- nobody waits to write, or this reader waited for a write phase that is over: it is due
+    token = redis.call('GET', FENCE) or '0'
+  else
+    -- it came while writers wait: it queues behind the next one (writers do not starve). The
+    -- backstop is the last waiting writer's deadline (if that writer dies silently).
+    local last = redis.call('ZRANGE', WQ, -1, -1, 'WITHSCORES')
+    retry = math.max(1, math.min(retry, tonumber(last[2]) - now))
+  end
 end
 if token then
   redis.call('HSET', RH, 'c:' .. owner, 1, 't:' .. owner, token)
   set_reader(owner, now, lease)
   if waiter ~= '' then
-    redis.call('ZREM', RQ, waiter)
+    drop_reader(waiter)
   end
   if not writer then
-    -- readers may enter: pass it on to two more waiting readers, whose grants do the same, so a
-    -- queue of n readers is let in within about log2(n) round trips and without a herd
-    wake_readers(2, now, ARGV[6], ARGV[7])
+    -- readers may enter: let in the others that may, which no release woke (their write phase ended
+    -- with a lease running out, or the writer they queued behind is gone); none are woken twice
+    wake_readers(now, writers_waiting, ARGV[6], ARGV[7])
   end
   return {1, token, 1}
 end
 if waiter ~= '' then
-  register(RQ, waiter, now, retry)
+  register_reader(waiter, now, retry, writer ~= false)
 end
 return {0, retry}

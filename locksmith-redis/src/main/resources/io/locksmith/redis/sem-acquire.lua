@@ -4,7 +4,9 @@
 -- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] 'n' new | 'r' re-entry, ARGV[4] waiter id or '',
 -- ARGV[5] longest backstop before a waiter re-checks (ms), ARGV[6] fence key TTL (ms),
 -- ARGV[7] declared permit count, stored if none is
--- Returns {1, token, 1} granted | {0, retry_ms} no permit free | {-1} re-entry (permits have none)
+-- Returns {1, token, 1, permits, taken} granted | {0, retry_ms, permits, taken} no permit free |
+-- {-1} re-entry (permits have none). permits is the count in force (the stored one, which the client
+-- compares with the count it declared), taken the permits held after this attempt.
 redis.replicate_commands()
 if ARGV[3] == 'r' then
   return {-1}
@@ -12,6 +14,12 @@ end
 local now = sem_now()
 local lease = tonumber(ARGV[2])
 sem_purge(KEYS[2], KEYS[3], now)
+
+local permits = tonumber(redis.call('GET', KEYS[1]) or '')
+if not permits then
+  permits = tonumber(ARGV[7])
+  redis.call('SET', KEYS[1], ARGV[7])
+end
 
 local function granted(token)
   redis.call('ZADD', KEYS[2], sem_ms(now + lease), ARGV[1])
@@ -21,7 +29,7 @@ local function granted(token)
   if ARGV[4] ~= '' then
     redis.call('ZREM', KEYS[4], ARGV[4])
   end
-  return {1, token, 1}
+  return {1, token, 1, permits, sem_taken(KEYS[2], now)}
 end
 
 -- This owner's leftover from an earlier attempt of the same acquisition (its give-back did not
@@ -34,11 +42,6 @@ if mine and tonumber(mine) > now then
   end
 end
 
-local permits = tonumber(redis.call('GET', KEYS[1]) or '')
-if not permits then
-  permits = tonumber(ARGV[7])
-  redis.call('SET', KEYS[1], ARGV[7])
-end
 local taken = sem_taken(KEYS[2], now)
 if taken < permits then
   -- Same rule as the exclusive lock: max(last + 1, server time in µs), so tokens keep increasing
@@ -64,4 +67,4 @@ if ARGV[4] ~= '' then
   redis.call('ZADD', KEYS[4], sem_ms(now + retry + 2000), ARGV[4])
   sem_keep(KEYS[4], retry + 4000)
 end
-return {0, retry}
+return {0, retry, permits, taken}

@@ -10,6 +10,7 @@ import io.locksmith.Lease;
 import io.locksmith.LeaseLostException;
 import io.locksmith.LeaseState;
 import io.locksmith.LockClient;
+import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,14 +19,16 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
  * The read-write lock contract. The whole {@link LockClientTck} runs on the write side (an exclusive
  * lock in its own right), and the cases here check how the two sides relate: shared readers, readers
- * and writers excluding each other, writer preference, downgrade, refused upgrade, read leases under
+ * and writers excluding each other, writer preference, phase-fair admission, downgrade, refused upgrade, read leases under
  * renewal and expiry, tokens, inspection and force-unlock of the read side.
  *
  * <pre>{@code
@@ -178,6 +181,170 @@ public abstract class WriteLockTck extends LockClientTck {
     Lease read = reader.get(3, TimeUnit.SECONDS);
     read.release();
     held.release();
+  }
+
+  /** Waiting writers + waiting readers, as the side that holds reports them; -1 if nobody holds. */
+  private int waiters(LockClient client) {
+    Optional<LockInfo> writer = rw(client).writeLock().inspect();
+    Optional<LockInfo> info = writer.isPresent() ? writer : rw(client).readLock().inspect();
+    return info.map(LockInfo::waiters).orElse(-1);
+  }
+
+  // ------------------------------------------------------------------ phase-fair admission
+
+  /**
+   * Phase-fair admission (issue 12 item 5): the readers that wait when a writer releases enter as one
+   * batch before the writer that waited with them; a reader that arrives while that writer waits (and
+   * no writer holds) queues behind it. Writer preference used to let the waiting writer in first.
+   */
+  @Test
+  void readersWaitingAtAWritersReleaseEnterBeforeTheNextWriter() throws Exception {
+    LockClient writers = client();
+    LockClient readers = client();
+    Lease first = rw(writers, LockOptions.watched(Duration.ofSeconds(30))).writeLock().acquire();
+    List<CompletableFuture<Lease>> batch = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      batch.add(rw(readers).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture());
+    }
+    assertThat(eventually(Duration.ofSeconds(5), () -> waiters(writers) == 3)).as("3 readers wait").isTrue();
+    CompletableFuture<Lease> next = rw(writers).writeLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+    assertThat(eventually(Duration.ofSeconds(5), () -> waiters(writers) == 4)).as("and a writer").isTrue();
+
+    first.release();
+    CompletableFuture<Void> batchIn = CompletableFuture.allOf(batch.toArray(new CompletableFuture<?>[0]));
+    CompletableFuture.anyOf(batchIn, next).get(10, TimeUnit.SECONDS);
+    assertThat(batchIn.isDone())
+        .as("the readers waiting at the release entered before the writer that waited with them "
+            + "(that writer was granted first: %s)", next.isDone())
+        .isTrue();
+    assertThat(next).as("no writer beside the readers").isNotDone();
+    for (CompletableFuture<Lease> read : batch) {
+      assertThat(read.join().fencingToken()).as("the batch saw the released write").isEqualTo(first.fencingToken());
+    }
+
+    // the read phase is on and a writer waits: a new reader is refused and queues behind that writer
+    assertThat(rw(readers).readLock().tryAcquire()).as("a new reader while a writer waits").isEmpty();
+    CompletableFuture<Lease> late = rw(readers).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+    assertThat(eventually(Duration.ofSeconds(5), () -> waiters(readers) == 2)).as("the late reader waits").isTrue();
+    batch.forEach(read -> read.join().release());
+    Lease second = next.get(5, TimeUnit.SECONDS);
+    assertThat(late).as("the late reader waits for the writer it queued behind").isNotDone();
+    second.release();
+    Lease lateRead = late.get(5, TimeUnit.SECONDS);
+    assertThat(lateRead.fencingToken()).isEqualTo(second.fencingToken());
+    lateRead.release();
+  }
+
+  /**
+   * The same when a write phase ends without a release, the writer's lease running out: the readers that
+   * waited for it still enter before the writer that waited with them.
+   */
+  @Test
+  void readersWaitingWhenAWriteLeaseRunsOutEnterBeforeTheNextWriter() throws Exception {
+    LockClient writers = client();
+    LockClient readers = client();
+    Lease first = rw(writers, LockOptions.fixed(Duration.ofSeconds(2))).writeLock().acquire();
+    List<CompletableFuture<Lease>> batch = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      batch.add(rw(readers).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture());
+    }
+    CompletableFuture<Lease> next = rw(writers).writeLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+    assertThat(eventually(Duration.ofSeconds(5), () -> waiters(writers) == 3))
+        .as("2 readers and a writer wait while the first writer still holds").isTrue();
+
+    CompletableFuture<Void> batchIn = CompletableFuture.allOf(batch.toArray(new CompletableFuture<?>[0]));
+    CompletableFuture.anyOf(batchIn, next).get(15, TimeUnit.SECONDS);
+    assertThat(batchIn.isDone()).as("the readers entered first (the writer was granted first: %s)", next.isDone())
+        .isTrue();
+    assertThat(next).isNotDone();
+    assertThat(first.release()).as("the first write lease ran out").isFalse();
+    batch.forEach(read -> read.join().release());
+    next.get(5, TimeUnit.SECONDS).release();
+  }
+
+  /**
+   * Issue 12 item 5: under a steady stream of writers from one client, readers of another client were
+   * never admitted, or only after thousands of writes (writer preference kept them out for as long as
+   * a writer waited). Every read must be granted within its wait after a few writes, and the writers
+   * must keep going meanwhile.
+   */
+  @Test
+  void readersAreNotStarvedByAStreamOfWriters() throws Exception {
+    LockClient writerClient = client();
+    LockClient readerClient = client();
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicLong writes = new AtomicLong();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    CountDownLatch streaming = new CountDownLatch(20);
+    List<Thread> writerThreads = new ArrayList<>();
+    for (int t = 0; t < 3; t++) {
+      writerThreads.add(new Thread(() -> {
+        try {
+          while (!stop.get()) {
+            Optional<Lease> write = rw(writerClient).writeLock().tryAcquire(Duration.ofSeconds(10));
+            if (write.isEmpty()) {
+              failure.compareAndSet(null, new AssertionError("a writer waited 10 s in vain"));
+              return;
+            }
+            writes.incrementAndGet();
+            streaming.countDown();
+            write.get().release();
+          }
+        } catch (Throwable e) {
+          failure.compareAndSet(null, e);
+        }
+      }, "tck-stream-writer-" + t));
+    }
+    writerThreads.forEach(Thread::start);
+    int readerThreads = 3;
+    int readsEach = 5;
+    AtomicInteger reads = new AtomicInteger();
+    AtomicLong mostWritesWhileWaiting = new AtomicLong();
+    long writesDuringReads;
+    try {
+      assertThat(streaming.await(10, TimeUnit.SECONDS)).as("the writers stream").isTrue();
+      long writesBefore = writes.get();
+      List<Thread> readersList = new ArrayList<>();
+      for (int t = 0; t < readerThreads; t++) {
+        readersList.add(new Thread(() -> {
+          try {
+            for (int i = 0; i < readsEach; i++) {
+              long before = writes.get();
+              Optional<Lease> read = rw(readerClient).readLock().tryAcquire(Duration.ofSeconds(3));
+              long passed = writes.get() - before; // no write is granted while this read holds
+              if (read.isEmpty()) {
+                failure.compareAndSet(null, new AssertionError("a reader waited 3 s in vain while " + passed
+                    + " writes were granted"));
+                return;
+              }
+              mostWritesWhileWaiting.accumulateAndGet(passed, Math::max);
+              reads.incrementAndGet();
+              read.get().release();
+            }
+          } catch (Throwable e) {
+            failure.compareAndSet(null, e);
+          }
+        }, "tck-stream-reader-" + t));
+      }
+      readersList.forEach(Thread::start);
+      for (Thread t : readersList) {
+        t.join(30_000);
+      }
+      writesDuringReads = writes.get() - writesBefore;
+    } finally {
+      stop.set(true);
+      for (Thread t : writerThreads) {
+        t.join(30_000);
+      }
+    }
+    assertThat(failure.get()).isNull();
+    assertThat(reads.get()).as("every read was granted").isEqualTo(readerThreads * readsEach);
+    // phase-fair: a read waits for one write phase at most (a few writes counted from here); the bound
+    // leaves room for a reader thread paused before its request reached the server
+    assertThat(mostWritesWhileWaiting.get()).as("writes granted while one read waited")
+        .isLessThanOrEqualTo(100);
+    // each reader's next read comes while a writer waits, and queues behind it
+    assertThat(writesDuringReads).as("writes while the readers read").isGreaterThanOrEqualTo(readsEach - 1);
   }
 
   // ------------------------------------------------------------------ downgrade and upgrade

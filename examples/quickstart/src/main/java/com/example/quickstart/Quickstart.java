@@ -2,8 +2,10 @@ package com.example.quickstart;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.locksmith.ClientOptions;
 import io.locksmith.Lease;
 import io.locksmith.LockClient;
+import io.locksmith.LockOptions;
 import io.locksmith.StaleTokenException;
 import io.locksmith.redis.RedisFencedValue;
 import io.locksmith.redis.RedisLockClient;
@@ -26,12 +28,32 @@ public final class Quickstart {
   public static void main(String[] args) throws InterruptedException {
     String uri = args.length > 0 ? args[0] : "redis://localhost:6379";
     RedisClient data = RedisClient.create(uri);
-    try (RedisLockClient locks = RedisLockClient.create(uri);
+    try (RedisLockClient locks = configured(uri);
         StatefulRedisConnection<String, String> connection = data.connect()) {
       System.out.println(run(locks, RedisFencedValue.of(connection.sync(), "quickstart:balance:42")));
     } finally {
       data.shutdown();
     }
+  }
+
+  /**
+   * The README's builder example: every timeout set explicitly, a namespace and a client name.
+   *
+   * @param uri the Redis URI
+   * @return a connected client; the caller closes it
+   */
+  static RedisLockClient configured(String uri) {
+    RedisLockClient locks = RedisLockClient.builder()
+        .uri(uri)
+        .commandTimeout(Duration.ofSeconds(2))
+        .waiterRecheck(Duration.ofSeconds(5))
+        .options(ClientOptions.builder()
+            .namespace("billing")
+            .clientName("billing-7/4711")
+            .defaultLockOptions(LockOptions.watched(Duration.ofSeconds(30)))
+            .build())
+        .build();
+    return locks;
   }
 
   /** What one run did. */

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 class QuickstartTest {
   @Test
   void locksAndFencesOnARealRedis() throws Exception {
-    try (RedisServer server = RedisServer.start(); RedisLockClient locks = RedisLockClient.create(server.uri())) {
+    try (RedisServer server = RedisServer.start(); RedisLockClient locks = Quickstart.configured(server.uri())) {
       RedisClient data = RedisClient.create(server.uri());
       try (StatefulRedisConnection<String, String> connection = data.connect()) {
         Quickstart.Report report = Quickstart.run(locks, RedisFencedValue.of(connection.sync(), "balance:42"));
@@ -22,6 +22,7 @@ class QuickstartTest {
         assertTrue(report.secondToken() > report.firstToken(), "tokens increase: " + report);
         assertEquals("80", report.balance(), "both holders' updates stand: " + report);
         assertTrue(report.staleHolderRefused(), "the first holder, back late, is refused: " + report);
+        assertEquals("billing", locks.options().namespace(), "the builder's options are the client's");
       } finally {
         data.shutdown();
       }
