@@ -234,17 +234,92 @@ final class QueueOps implements SemaphoreOps {
     });
   }
 
-  /** The lock parent's nodes in sequence order, and for a semaphore its permit count. */
-  record Snapshot(List<NodeNames.Node> queue, int permits, Stat parent) {}
+  /**
+   * The lock parent's nodes in rule order; for a semaphore its permit count, for a read-write lock the
+   * last write phase's record.
+   */
+  record Snapshot(List<NodeNames.Node> queue, int permits, RwRecord rw) {
+    long boundary() {
+      return rw == null ? 0 : rw.boundary();
+    }
+  }
+
+  /**
+   * What a read-write lock's parent stores: {@code "<token> <boundary>"}, the last write grant's token and
+   * the boundary of the last write phase that ended (0 while a writer holds).
+   *
+   * @param token the last write token, or the parent's creation zxid if no writer recorded one
+   * @param boundary read nodes up to this sequence are entitled
+   */
+  record RwRecord(long token, long boundary) {
+    static RwRecord parse(byte[] data, Stat stat) {
+      long token = 0;
+      long boundary = 0;
+      if (data != null && data.length > 0) {
+        String[] parts = new String(data, StandardCharsets.US_ASCII).trim().split(" ");
+        try {
+          token = Long.parseLong(parts[0]);
+          boundary = parts.length > 1 ? Long.parseLong(parts[1]) : 0;
+        } catch (NumberFormatException notOurs) {
+          token = 0;
+          boundary = 0;
+        }
+      }
+      return new RwRecord(token > 0 ? token : stat.getCzxid(), boundary);
+    }
+
+    byte[] encode() {
+      return (token + " " + boundary).getBytes(StandardCharsets.US_ASCII);
+    }
+  }
 
   private CompletableFuture<Snapshot> snapshot(String parent, String what) {
     CompletableFuture<List<NodeNames.Node>> children = backend.zk()
         .call(what, cb -> backend.curator().getChildren().inBackground(cb).forPath(parent), Code.NONODE)
         .thenApply(e -> Zk.code(e) == Code.NONODE ? List.of() : NodeNames.queue(e.getChildren()));
-    if (side != Side.PERMIT) {
-      return children.thenApply(q -> new Snapshot(q, 0, null));
+    if (side == Side.PERMIT) {
+      return children.thenCombine(permits(parent, what), (q, p) -> new Snapshot(q, p, null));
     }
-    return children.thenCombine(permits(parent, what), (q, p) -> new Snapshot(q, p, null));
+    if (side == Side.READ || side == Side.WRITE) {
+      // the record after the listing, on the same connection: it is at least as new as the listing, so
+      // a listing without the last writer comes with the boundary that writer recorded as it left
+      return children.thenCompose(q -> rwRecord(parent, what).thenApply(r -> new Snapshot(q, 0, r)));
+    }
+    return children.thenApply(q -> new Snapshot(q, 0, null));
+  }
+
+  private CompletableFuture<RwRecord> rwRecord(String parent, String what) {
+    return backend.zk().call(what, cb -> backend.curator().getData().inBackground(cb).forPath(parent), Code.NONODE)
+        .thenApply(e -> Zk.code(e) == Code.NONODE ? new RwRecord(0, 0) : RwRecord.parse(e.getData(), e.getStat()));
+  }
+
+  /**
+   * Ends a write phase: deletes the write node and, in the same transaction, records the boundary (the
+   * highest sequence queued now: those readers are entitled to read before the next writer) with the last
+   * write token. A node created after the listing has a higher sequence and is not entitled.
+   *
+   * @param token the write's token if known, else a negative value (it is read from the parent)
+   * @return whether the node was still there
+   */
+  CompletableFuture<Boolean> endWritePhase(String parent, String node, long token, String what) {
+    CompletableFuture<Long> boundary = backend.zk()
+        .call(what, cb -> backend.curator().getChildren().inBackground(cb).forPath(parent), Code.NONODE)
+        .thenApply(e -> {
+          long max = 0;
+          if (Zk.code(e) == Code.OK) {
+            for (NodeNames.Node n : NodeNames.queue(e.getChildren())) {
+              max = Math.max(max, n.sequence());
+            }
+          }
+          return max;
+        });
+    CompletableFuture<Long> last = token > 0 ? CompletableFuture.completedFuture(token)
+        : rwRecord(parent, what).thenApply(RwRecord::token);
+    return boundary.thenCombine(last, (b, t) -> new RwRecord(t, b).encode()).thenCompose(data -> backend.zk()
+        .call(what, cb -> backend.curator().transaction().inBackground(cb).forOperations(
+            backend.curator().transactionOp().delete().forPath(node),
+            backend.curator().transactionOp().setData().forPath(parent, data)), Code.NONODE)
+        .thenApply(e -> Zk.code(e) == Code.OK));
   }
 
   /** The semaphore's stored permit count; the declared count is stored if none is. */
@@ -302,12 +377,15 @@ final class QueueOps implements SemaphoreOps {
       return loops < MAX_LOOPS ? attempt(h, leaseMillis, started, waiterId, loops + 1, what)
           : CompletableFuture.failedFuture(new BackendUnavailableException(what + ": the node keeps disappearing"));
     }
-    Side.Decision decision = side.decide(queue, index, snap.permits());
+    Side.Decision decision = side.decide(queue, index, snap.permits(), snap.boundary());
     if (decision.granted()) {
-      return grant(h, queue, index, leaseMillis, started, what);
+      int taken = index + 1; // in arrival order, every node ahead of a granted permit holds one
+      return grant(h, queue, index, leaseMillis, started, what).thenApply(r -> counted(r, snap.permits(), taken));
     }
+    // refused: the first `permits` nodes ahead hold (more if the count was lowered since they entered)
+    int taken = Math.min(index, snap.permits());
     if (waiterId == null || decision.watch() == null) { // may not wait: leave the queue before answering
-      return backend.giveUp(h).thenApply(v -> AcquireReply.busy(backend.recheckMillis()));
+      return backend.giveUp(h).thenApply(v -> counted(AcquireReply.busy(backend.recheckMillis()), snap.permits(), taken));
     }
     String watched = h.parent + "/" + decision.watch().name();
     return backend.zk().call(what, cb -> backend.curator().checkExists().usingWatcher(h.watcher).inBackground(cb)
@@ -317,11 +395,17 @@ final class QueueOps implements SemaphoreOps {
             return loops < MAX_LOOPS ? attempt(h, leaseMillis, started, waiterId, loops + 1, what)
                 : CompletableFuture.completedFuture(AcquireReply.busy(1));
           }
+          AcquireReply busy = counted(AcquireReply.busy(backend.recheckMillis()), snap.permits(), taken);
           if (side == Side.PERMIT && stat.getVersion() > 0) {
-            return watchPermits(h, what).thenApply(v -> AcquireReply.busy(backend.recheckMillis()));
+            return watchPermits(h, what).thenApply(v -> busy);
           }
-          return CompletableFuture.completedFuture(AcquireReply.busy(backend.recheckMillis()));
+          return CompletableFuture.completedFuture(busy);
         });
+  }
+
+  /** A semaphore's reply tells the permit count in force and how many were taken. */
+  private AcquireReply counted(AcquireReply reply, int permits, int taken) {
+    return side == Side.PERMIT && permits > 0 ? reply.withPermits(permits, taken) : reply;
   }
 
   /** The first permit waiter also watches the list of nodes (a release) and the count (a raise). */
@@ -343,8 +427,8 @@ final class QueueOps implements SemaphoreOps {
       path = h.path;
     }
     switch (side) {
-      case WRITE: { // record the token for later readers, only while the node is still ours
-        byte[] data = Long.toString(czxid).getBytes(StandardCharsets.US_ASCII);
+      case WRITE: { // record the token for later readers (a write phase: no boundary), only while the node is ours
+        byte[] data = new RwRecord(czxid, 0).encode();
         token = backend.zk().call(what, cb -> backend.curator().transaction().inBackground(cb).forOperations(
             backend.curator().transactionOp().check().forPath(path),
             backend.curator().transactionOp().setData().forPath(h.parent, data)), Code.NONODE)
@@ -401,21 +485,7 @@ final class QueueOps implements SemaphoreOps {
   }
 
   private CompletableFuture<Long> recordedWriteToken(String parent, String what) {
-    return backend.zk().call(what, cb -> backend.curator().getData().inBackground(cb).forPath(parent), Code.NONODE)
-        .thenApply(e -> {
-          if (Zk.code(e) == Code.NONODE) {
-            return 0L;
-          }
-          byte[] data = e.getData();
-          if (data != null && data.length > 0) {
-            try {
-              return Long.parseLong(new String(data, StandardCharsets.US_ASCII).trim());
-            } catch (NumberFormatException ignored) {
-              // not ours: fall back to the parent's zxid
-            }
-          }
-          return e.getStat().getCzxid();
-        });
+    return rwRecord(parent, what).thenApply(RwRecord::token);
   }
 
   private CompletableFuture<Stat> stat(String path, String what) {
@@ -457,6 +527,13 @@ final class QueueOps implements SemaphoreOps {
       backend.forget(h);
       if (path == null) { // a create may have gone unanswered: its node carries the owner's prefix
         return uncertain ? releaseUnknown(name, owner, what) : CompletableFuture.completedFuture(-1);
+      }
+      if (side == Side.WRITE && held) {
+        long token;
+        synchronized (h) {
+          token = h.czxid;
+        }
+        return endWritePhase(h.parent, path, token, what).thenApply(deleted -> deleted ? 0 : -1);
       }
       return backend.zk().call(what, cb -> backend.curator().delete().guaranteed().inBackground(cb).forPath(path),
           Code.NONODE).thenApply(e -> Zk.code(e) == Code.OK && held ? 0 : -1);
@@ -555,13 +632,19 @@ final class QueueOps implements SemaphoreOps {
         .thenApply(e -> Zk.code(e) == Code.NONODE ? List.of() : NodeNames.queue(e.getChildren()));
   }
 
-  /** The holders of this side, in sequence order, with their marks for permits. */
-  private CompletableFuture<List<NodeNames.Node>> holders(String parent, List<NodeNames.Node> queue, int permits,
+  /** A read-write lock's phase boundary, read after the listing; 0 for the other kinds. */
+  private CompletableFuture<Long> boundary(String parent, String what) {
+    return side == Side.READ || side == Side.WRITE ? rwRecord(parent, what).thenApply(RwRecord::boundary)
+        : CompletableFuture.completedFuture(0L);
+  }
+
+  /** The holders of this side, in rule order (permits: the nodes marked as holding). */
+  private CompletableFuture<List<NodeNames.Node>> holders(String parent, List<NodeNames.Node> queue, long boundary,
       String what) {
     if (side != Side.PERMIT) {
       List<NodeNames.Node> out = new ArrayList<>();
       for (int i = 0; i < queue.size(); i++) {
-        if (side.holds(queue, i, permits, false)) {
+        if (side.holds(queue, i, boundary, false)) {
           out.add(queue.get(i));
         }
       }
@@ -594,9 +677,7 @@ final class QueueOps implements SemaphoreOps {
         if (queue.isEmpty()) {
           return CompletableFuture.completedFuture(Optional.<LockInfo>empty());
         }
-        CompletableFuture<Integer> permits = side == Side.PERMIT ? permits(parent, what)
-            : CompletableFuture.completedFuture(0);
-        return permits.thenCompose(p -> holders(parent, queue, p, what)).thenCompose(holders -> {
+        return boundary(parent, what).thenCompose(b -> holders(parent, queue, b, what)).thenCompose(holders -> {
           if (holders.isEmpty()) {
             return CompletableFuture.completedFuture(Optional.<LockInfo>empty());
           }
@@ -628,15 +709,14 @@ final class QueueOps implements SemaphoreOps {
     try {
       backend.ensureOpen(what);
       String parent = backend.parent(side, name);
-      return queue(parent, what).thenCompose(queue -> {
-        CompletableFuture<Integer> permits = side == Side.PERMIT ? permits(parent, what)
-            : CompletableFuture.completedFuture(0);
-        return permits.thenCompose(p -> holders(parent, queue, p, what));
-      }).thenCompose(holders -> {
+      return queue(parent, what).thenCompose(queue -> boundary(parent, what)
+          .thenCompose(b -> holders(parent, queue, b, what))).thenCompose(holders -> {
         List<CompletableFuture<Boolean>> deletes = new ArrayList<>();
         for (NodeNames.Node n : holders) {
-          deletes.add(backend.zk().call(what, cb -> backend.curator().delete().inBackground(cb)
-              .forPath(parent + "/" + n.name()), Code.NONODE).thenApply(e -> Zk.code(e) == Code.OK));
+          String node = parent + "/" + n.name();
+          deletes.add(side == Side.WRITE ? endWritePhase(parent, node, -1, what) // the waiting readers enter next
+              : backend.zk().call(what, cb -> backend.curator().delete().inBackground(cb).forPath(node), Code.NONODE)
+                  .thenApply(e -> Zk.code(e) == Code.OK));
         }
         return CompletableFuture.allOf(deletes.toArray(new CompletableFuture<?>[0]))
             .thenApply(v -> deletes.stream().anyMatch(CompletableFuture::join));
@@ -656,7 +736,7 @@ final class QueueOps implements SemaphoreOps {
           .thenCompose(e -> {
             int stored = Zk.code(e) == Code.NONODE ? 0 : parsePermits(e.getData());
             int permits = stored > 0 ? stored : declaredPermits;
-            return queue(parent, what).thenCompose(queue -> holders(parent, queue, permits, what)
+            return queue(parent, what).thenCompose(queue -> holders(parent, queue, 0, what)
                 .thenApply(holders -> new SemaphoreInfo(name, permits, holders.size(), queue.size() - holders.size())));
           });
     } catch (RuntimeException e) {

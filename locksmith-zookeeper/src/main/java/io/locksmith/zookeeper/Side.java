@@ -10,9 +10,15 @@ import java.util.List;
  * wakes one waiter:
  * <ul>
  *   <li>exclusive, fair and write: the first node holds; a waiter watches its predecessor;
- *   <li>read: a read node holds if no write node is ahead of it (a writer that waits keeps later
- *       readers out, readers ahead of it keep it out); a waiting reader watches the nearest write node
- *       ahead. A <em>downgrade</em> node (tag {@code d}), which the holder of the write lock creates for
+ *   <li>read-write, phase-fair: a read node holds if no write node is ahead of it, or if it is
+ *       <em>entitled</em>: it was waiting when the last write phase ended. A writer that ends its phase
+ *       (release, lease run out, operator) records the boundary, the highest sequence any node could have
+ *       had at that moment, together with its token, on the lock parent; read nodes up to the boundary are
+ *       entitled. A write node holds if it is first and no entitled read node is left, so the readers that
+ *       waited through a write phase enter as one batch before the writer that waited with them, and a
+ *       reader that arrives while a writer waits queues behind it. A waiting reader watches the first write
+ *       node ahead of it (the holder, whose end wakes the whole batch); a first writer that waits for
+ *       entitled readers watches one of them at a time. A <em>downgrade</em> node (tag {@code d}), which the holder of the write lock creates for
  *       its read hold, counts as ahead of every other node of the lock: it takes the place of the write
  *       node it is created under, so that no waiting writer comes in when that write node goes. It is
  *       granted only if its owner's write node is then the first of the others (the write lock is
@@ -46,15 +52,23 @@ enum Side {
    * @param queue the lock parent's nodes in sequence order
    * @param index the node's position
    * @param permits the permit count in force (permits only)
+   * @param boundary the last write phase's boundary (read-write only): read nodes up to this sequence
+   *     are entitled
    * @return the decision
    */
-  Decision decide(List<NodeNames.Node> queue, int index, int permits) {
+  Decision decide(List<NodeNames.Node> queue, int index, int permits, long boundary) {
     NodeNames.Node self = queue.get(index);
     switch (this) {
       case EXCLUSIVE:
       case FAIR:
-      case WRITE:
         return index == 0 ? Decision.GRANT : Decision.watch(queue.get(index - 1));
+      case WRITE: {
+        if (index > 0) {
+          return Decision.watch(queue.get(index - 1));
+        }
+        NodeNames.Node entitled = firstEntitled(queue, boundary);
+        return entitled == null ? Decision.GRANT : Decision.watch(entitled);
+      }
       case READ:
         if (self.tag() == DOWNGRADE) {
           for (NodeNames.Node n : queue) {
@@ -64,7 +78,10 @@ enum Side {
           }
           return Decision.REFUSE; // the write node is gone
         }
-        for (int i = index - 1; i >= 0; i--) {
+        if (entitled(self, boundary)) {
+          return Decision.GRANT; // no writer can hold while an entitled reader is queued
+        }
+        for (int i = 0; i < index; i++) {
           NodeNames.Node ahead = queue.get(i);
           if (ahead.tag() == WRITE.tag) {
             return Decision.watch(ahead);
@@ -81,25 +98,38 @@ enum Side {
   /**
    * @param queue the lock parent's nodes in sequence order
    * @param index a node's position
-   * @param permits the permit count in force (permits only)
+   * @param boundary the last write phase's boundary (read-write only)
    * @param marked whether the node has been marked as holding (permits only)
    * @return whether the node at {@code index} holds this side, for inspection and force-unlock
    */
-  boolean holds(List<NodeNames.Node> queue, int index, int permits, boolean marked) {
+  boolean holds(List<NodeNames.Node> queue, int index, long boundary, boolean marked) {
     NodeNames.Node node = queue.get(index);
     switch (this) {
       case EXCLUSIVE:
       case FAIR:
         return index == 0;
       case WRITE:
-        return index == 0 && node.tag() == WRITE.tag;
+        return node.tag() == WRITE.tag && decide(queue, index, 0, boundary).granted();
       case READ:
-        return (node.tag() == READ.tag || node.tag() == DOWNGRADE) && decide(queue, index, permits).granted();
+        return (node.tag() == READ.tag || node.tag() == DOWNGRADE) && decide(queue, index, 0, boundary).granted();
       case PERMIT:
         return marked;
       default:
         throw new AssertionError(this);
     }
+  }
+
+  private static boolean entitled(NodeNames.Node node, long boundary) {
+    return node.tag() == READ.tag && node.sequence() <= boundary;
+  }
+
+  private static NodeNames.Node firstEntitled(List<NodeNames.Node> queue, long boundary) {
+    for (NodeNames.Node n : queue) {
+      if (entitled(n, boundary)) {
+        return n;
+      }
+    }
+    return null;
   }
 
   /**

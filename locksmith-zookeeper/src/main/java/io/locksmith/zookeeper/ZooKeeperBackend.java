@@ -513,8 +513,29 @@ final class ZooKeeperBackend implements LockBackend {
     lost(h, "its lease of " + h.leaseMillis + " ms ran out without a renewal");
     forget(h);
     if (path != null) {
-      deleteQuietly(path);
+      deleteHeld(h, path);
     }
+  }
+
+  /**
+   * Deletes the node of a lease that ended without a release (lease run out, session over); a write
+   * lease ends its write phase so that the readers waiting for it enter next.
+   */
+  private void deleteHeld(Hold h, String path) {
+    if (h.side() != Side.WRITE) {
+      deleteQuietly(path);
+      return;
+    }
+    long token;
+    synchronized (h) {
+      token = h.czxid;
+    }
+    new QueueOps(this, Side.WRITE, 0).endWritePhase(h.parent, path, token, "end the write phase of '" + h.name() + "'")
+        .whenComplete((deleted, failure) -> {
+          if (failure != null) {
+            deleteQuietly(path); // at least free the lock
+          }
+        });
   }
 
   /** Marks a held lease lost and reports it; idempotent. */
@@ -615,7 +636,6 @@ final class ZooKeeperBackend implements LockBackend {
     if (id == 0) {
       return;
     }
-    sessions.learn(id, 0); // no-op if known; makes sure an unknown id is tracked
     List<Hold> waiting = new ArrayList<>();
     for (Hold h : holds.values()) {
       String path = null;
@@ -647,7 +667,7 @@ final class ZooKeeperBackend implements LockBackend {
     }
     lost(h, why);
     if (path != null) {
-      deleteQuietly(path);
+      deleteHeld(h, path);
     }
   }
 
