@@ -87,6 +87,8 @@ final class ZooKeeperBackend implements LockBackend {
   private ScheduledFuture<?> lossCheck; // guarded by this
   private long lossCheckAt; // guarded by this
   private volatile boolean closed;
+  /** Watch notifications that reached a waiting hold: how many waiters the server woke. */
+  private final java.util.concurrent.atomic.AtomicLong wakeups = new java.util.concurrent.atomic.AtomicLong();
 
   ZooKeeperBackend(Settings settings) {
     this.settings = settings;
@@ -555,16 +557,23 @@ final class ZooKeeperBackend implements LockBackend {
     if (event.getType() == Watcher.Event.EventType.None) {
       return; // connection state: the session handling below deals with it
     }
-    wakeWaiter(h);
+    wakeWaiter(h, true);
   }
 
   private void wakeWaiter(Hold h) {
+    wakeWaiter(h, false);
+  }
+
+  private void wakeWaiter(Hold h, boolean byWatch) {
     String waiterId;
     synchronized (h) {
       if (h.gone || h.granted || h.waiterId == null) {
         return;
       }
       waiterId = h.waiterId;
+    }
+    if (byWatch) {
+      wakeups.incrementAndGet();
     }
     if (closed) {
       return;
@@ -766,6 +775,11 @@ final class ZooKeeperBackend implements LockBackend {
   /** For tests: replaces the lease event sink. */
   void events(LeaseEvents events) {
     this.events = events;
+  }
+
+  /** @return watch notifications that reached a waiting hold so far (for tests and the bench) */
+  long wakeups() {
+    return wakeups.get();
   }
 
   /** For tests: the session the client is in, as far as it knows. */

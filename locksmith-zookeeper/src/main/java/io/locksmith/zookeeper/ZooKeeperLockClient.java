@@ -340,6 +340,14 @@ public final class ZooKeeperLockClient implements LockClient {
             + " credentials), not both");
       }
       ZooKeeperBackend.Settings settings;
+      ZooKeeperUris.Parsed parsed = curator == null ? ZooKeeperUris.parse(Objects.requireNonNull(uri, "uri")) : null;
+      String base = (parsed == null ? "" : parsed.chroot()) + "/" + options.namespace();
+      try {
+        org.apache.zookeeper.common.PathUtils.validatePath(base);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("chroot and namespace make '" + base + "', not a valid ZooKeeper path: "
+            + e.getMessage(), e);
+      }
       if (curator != null) {
         boolean start = curator.getState() == org.apache.curator.framework.imps.CuratorFrameworkState.LATENT;
         if (start) {
@@ -348,8 +356,6 @@ public final class ZooKeeperLockClient implements LockClient {
         settings = new ZooKeeperBackend.Settings(curator, false, "", Duration.ofMillis(sessionTimeoutOf(curator)),
             connectionTimeout, waiterRecheck, options::driftFor, "the application's CuratorFramework");
       } else {
-        Objects.requireNonNull(uri, "uri");
-        ZooKeeperUris.Parsed parsed = ZooKeeperUris.parse(uri);
         String auth = digest;
         if (parsed.user() != null) {
           if (auth != null) {
