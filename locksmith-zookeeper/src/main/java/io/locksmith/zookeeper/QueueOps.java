@@ -207,6 +207,7 @@ final class QueueOps implements SemaphoreOps {
           synchronized (h) {
             h.uncertain = true; // it may have been created: look for it before creating another
           }
+          backend.uncertainCreate();
         }
         throw e;
       }
@@ -362,17 +363,32 @@ final class QueueOps implements SemaphoreOps {
     }
     int index = -1;
     List<NodeNames.Node> queue = snap.queue();
+    NodeNames.Node earliestDuplicate = null;
     for (int i = 0; i < queue.size(); i++) {
       NodeNames.Node n = queue.get(i);
       if (n.name().equals(own)) {
         index = i;
-      } else if (n.prefix().equals(h.prefix)) {
-        backend.deleteQuietly(h.parent + "/" + n.name()); // a duplicate from a retried create
+      } else if (n.prefix().equals(h.prefix)) { // a second node of this owner: a create retried after a lost reply
+        if (index < 0 && earliestDuplicate == null) {
+          earliestDuplicate = n;
+        } else {
+          backend.deleteQuietly(h.parent + "/" + n.name());
+        }
       }
+    }
+    if (index >= 0 && earliestDuplicate != null) {
+      // the earlier node keeps the owner's place in the queue: continue with it, drop the later one
+      backend.deleteQuietly(h.path);
+      synchronized (h) {
+        h.path = null;
+        h.uncertain = true;
+      }
+      return attempt(h, leaseMillis, started, waiterId, loops + 1, what);
     }
     if (index < 0) { // our node is gone (session expired, deleted by an operator): queue again
       synchronized (h) {
         h.path = null;
+        h.uncertain |= earliestDuplicate != null; // another node of ours is there: continue with it
       }
       return loops < MAX_LOOPS ? attempt(h, leaseMillis, started, waiterId, loops + 1, what)
           : CompletableFuture.failedFuture(new BackendUnavailableException(what + ": the node keeps disappearing"));

@@ -89,6 +89,7 @@ final class ZooKeeperBackend implements LockBackend {
   private volatile boolean closed;
   /** Watch notifications that reached a waiting hold: how many waiters the server woke. */
   private final java.util.concurrent.atomic.AtomicLong wakeups = new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong uncertainCreates = new java.util.concurrent.atomic.AtomicLong();
 
   ZooKeeperBackend(Settings settings) {
     this.settings = settings;
@@ -775,6 +776,16 @@ final class ZooKeeperBackend implements LockBackend {
   /** For tests: replaces the lease event sink. */
   void events(LeaseEvents events) {
     this.events = events;
+  }
+
+  /** A create went unanswered (its node may exist). */
+  void uncertainCreate() {
+    uncertainCreates.incrementAndGet();
+  }
+
+  /** @return creates that went unanswered so far (for tests) */
+  long uncertainCreates() {
+    return uncertainCreates.get();
   }
 
   /** @return watch notifications that reached a waiting hold so far (for tests and the bench) */
