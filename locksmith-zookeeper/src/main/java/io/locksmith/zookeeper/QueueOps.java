@@ -541,6 +541,13 @@ final class QueueOps implements SemaphoreOps {
         }
       }
       backend.forget(h);
+      boolean lost;
+      synchronized (h) {
+        lost = h.lost;
+      }
+      if (lost) { // declared lost here, and its node deleted then (if the server still had it)
+        return CompletableFuture.completedFuture(-1);
+      }
       if (path == null) { // a create may have gone unanswered: its node carries the owner's prefix
         return uncertain ? releaseUnknown(name, owner, what) : CompletableFuture.completedFuture(-1);
       }

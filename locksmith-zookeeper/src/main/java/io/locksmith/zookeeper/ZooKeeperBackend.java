@@ -793,6 +793,15 @@ final class ZooKeeperBackend implements LockBackend {
     return wakeups.get();
   }
 
+  /** For tests: the password of the handle's session, to expire it on the server. */
+  byte[] sessionPassword() {
+    try {
+      return settings.curator().getZookeeperClient().getZooKeeper().getSessionPasswd();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** For tests: the session the client is in, as far as it knows. */
   long currentSession() {
     return sessions.current();
