@@ -13,6 +13,8 @@ import io.locksmith.redis.RedisLockScan;
 import io.locksmith.redis.RedisLockScan.End;
 import io.locksmith.redis.RedisLockScan.Found;
 import io.locksmith.redis.RedlockClient;
+import io.locksmith.zookeeper.ZooKeeperLockClient;
+import io.locksmith.zookeeper.ZooKeeperLockScan;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +25,8 @@ import java.util.TreeSet;
 
 /**
  * {@code locksmith inspect}, {@code list} and {@code unlock}: who holds a lock of any kind, which locks
- * are held, and the operator's force-unlock, on a Redis server, Sentinel group or Cluster, or the exclusive
+ * are held, and the operator's force-unlock, on a Redis server, Sentinel group or Cluster, a ZooKeeper
+ * ensemble ({@code --uri zookeeper://…}), or the exclusive
  * locks of a Redlock ({@code --nodes}: the holder a majority of nodes agrees on; unlock deletes it on every
  * node).
  *
@@ -87,7 +90,7 @@ final class OperatorCommand {
     try {
       options = ClientOptions.builder().namespace(args.get("namespace", ClientOptions.DEFAULT_NAMESPACE)).build();
       connected = nodes != null ? Target.redlock(Arrays.stream(nodes.split(",")).map(String::trim).toList(), options)
-          : Target.redis(uri, options);
+          : uri.startsWith("zookeeper://") ? Target.zookeeper(uri, options) : Target.redis(uri, options);
     } catch (IllegalArgumentException e) { // a malformed --namespace, --uri or --nodes
       throw new Args.UsageException(e.getMessage());
     }
@@ -429,6 +432,11 @@ final class OperatorCommand {
       return new Target(client, options, client.serverDescription(), null);
     }
 
+    static Target zookeeper(String uri, ClientOptions options) {
+      ZooKeeperLockClient client = ZooKeeperLockClient.builder().uri(uri).options(options).build();
+      return new Target(client, options, client.serverDescription(), null);
+    }
+
     static Target redlock(List<String> nodes, ClientOptions options) {
       RedlockClient client = RedlockClient.builder().nodes(nodes).options(options).build();
       return new Target(client, options, "the Redlock of " + client.nodes(), nodes);
@@ -458,6 +466,12 @@ final class OperatorCommand {
      * @param anyKey stop at the first Locksmith key instead of collecting up to {@code limit} locks
      */
     Scan scan(int limit, Duration budget, boolean anyKey) {
+      if (client instanceof ZooKeeperLockClient zk) { // lock parents instead of keys
+        ZooKeeperLockScan.Result r = anyKey ? ZooKeeperLockScan.anyKey(zk, budget)
+            : ZooKeeperLockScan.locks(zk, limit, budget);
+        return new Scan(r.locks().stream().map(f -> new Found(f.kind(), f.name())).toList(), r.parents(),
+            End.valueOf(r.end().name()), true, List.of());
+      }
       if (nodes == null) {
         RedisLockScan.Result r = anyKey ? RedisLockScan.anyKey((RedisLockClient) client, budget)
             : RedisLockScan.locks((RedisLockClient) client, limit, budget);

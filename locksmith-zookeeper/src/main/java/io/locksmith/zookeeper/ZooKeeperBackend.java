@@ -336,6 +336,11 @@ final class ZooKeeperBackend implements LockBackend {
     return settings.curator().getZookeeperClient().isConnected();
   }
 
+  /** The directory of {@code side}'s lock parents. */
+  String kindDirectory(Side side) {
+    return base + "/" + side.dir;
+  }
+
   /** The lock parent of {@code name} for {@code side}. */
   String parent(Side side, String name) {
     return base + "/" + side.dir + "/" + NodeNames.encode(name);

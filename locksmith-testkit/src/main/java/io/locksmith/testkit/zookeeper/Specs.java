@@ -24,6 +24,30 @@ final class Specs {
         null, HOST);
   }
 
+  /**
+   * Deletes the configuration files ZooKeeper's embedded server leaves in {@code java.io.tmpdir} at every
+   * start ({@code zookeeper.configuration<N>.properties}), for the servers on these client ports only:
+   * other JVMs may be starting servers of their own. Best effort.
+   */
+  static void deleteConfigurationFiles(java.util.Collection<Integer> clientPorts) {
+    java.nio.file.Path tmp = java.nio.file.Path.of(System.getProperty("java.io.tmpdir"));
+    try (java.nio.file.DirectoryStream<java.nio.file.Path> files =
+        java.nio.file.Files.newDirectoryStream(tmp, "zookeeper.configuration*.properties")) {
+      for (java.nio.file.Path file : files) {
+        String text = java.nio.file.Files.readString(file);
+        for (int port : clientPorts) {
+          if (text.contains("clientPort=" + port + System.lineSeparator()) || text.endsWith("clientPort=" + port)
+              || text.contains("clientPort=" + port + "\n")) {
+            java.nio.file.Files.deleteIfExists(file);
+            break;
+          }
+        }
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      // best effort: a leftover file is harmless
+    }
+  }
+
   /** Runs {@code start} with the container check interval set, if one is given. */
   static synchronized <T> T withContainerInterval(Duration interval, Supplier<T> start) {
     if (interval == null) {

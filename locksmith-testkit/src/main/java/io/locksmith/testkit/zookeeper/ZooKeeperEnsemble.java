@@ -75,6 +75,7 @@ public final class ZooKeeperEnsemble implements ZooKeeperTarget {
     try {
       cluster.start();
       ensemble.awaitQuorum(QUORUM_TIMEOUT);
+      ensemble.deleteConfigurationFiles();
       return ensemble;
     } catch (Exception | Error e) {
       ensemble.close();
@@ -211,6 +212,7 @@ public final class ZooKeeperEnsemble implements ZooKeeperTarget {
       synchronized (running) {
         running[member] = true;
       }
+      deleteConfigurationFiles();
     } catch (Exception e) {
       throw new IllegalStateException("restarting member " + member + " failed: " + e, e);
     }
@@ -258,6 +260,10 @@ public final class ZooKeeperEnsemble implements ZooKeeperTarget {
       restart(i);
     }
     return awaitQuorum(QUORUM_TIMEOUT);
+  }
+
+  private void deleteConfigurationFiles() {
+    Specs.deleteConfigurationFiles(members.stream().map(InstanceSpec::getPort).toList());
   }
 
   @Override

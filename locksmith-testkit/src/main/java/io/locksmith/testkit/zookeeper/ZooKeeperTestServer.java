@@ -19,6 +19,9 @@ import org.apache.curator.test.TestingServer;
  * }
  * }</pre>
  *
+ * <p>ZooKeeper's embedded server writes a configuration file into {@code java.io.tmpdir} at every start;
+ * this class deletes the ones of its own servers.
+ *
  * <p>The server ticks every {@link Builder#tickTime(Duration) tick} (1 s by default), which bounds the
  * session timeouts it accepts. Four-letter words are enabled ({@link FourLetterWords}); the admin HTTP
  * server is not.
@@ -98,6 +101,7 @@ public final class ZooKeeperTestServer implements ZooKeeperTarget {
     try {
       server.restart();
       running = true;
+      Specs.deleteConfigurationFiles(java.util.List.of(port()));
     } catch (Exception e) {
       throw new IllegalStateException("restarting " + this + " failed: " + e, e);
     }
@@ -183,7 +187,9 @@ public final class ZooKeeperTestServer implements ZooKeeperTarget {
       InstanceSpec spec = Specs.spec(tickTime, 0);
       return Specs.withContainerInterval(containerCheckInterval, () -> {
         try {
-          return new ZooKeeperTestServer(new TestingServer(spec, true), spec);
+          ZooKeeperTestServer server = new ZooKeeperTestServer(new TestingServer(spec, true), spec);
+          Specs.deleteConfigurationFiles(java.util.List.of(server.port()));
+          return server;
         } catch (Exception e) {
           throw new IllegalStateException("ZooKeeper test server did not start: " + e, e);
         }

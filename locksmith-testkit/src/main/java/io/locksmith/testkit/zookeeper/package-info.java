@@ -10,7 +10,8 @@
  * <p>This package needs {@code org.apache.curator:curator-test} on the classpath, which the testkit
  * declares as optional: a module using it declares the dependency itself. ZooKeeper logs a lot at INFO;
  * set {@code org.apache.zookeeper} to {@code error} and {@code org.apache.curator} to {@code warn} in the
- * test logging configuration. Every server start leaves a small properties file in
- * {@code java.io.tmpdir}: point it at a directory under {@code target/} in the surefire configuration.
+ * test logging configuration. ZooKeeper writes a small properties file into {@code java.io.tmpdir} at
+ * every server start; the servers here delete theirs once started, and their data directories when
+ * closed.
  */
 package io.locksmith.testkit.zookeeper;
