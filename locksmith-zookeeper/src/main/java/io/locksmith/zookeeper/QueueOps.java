@@ -200,14 +200,14 @@ final class QueueOps implements SemaphoreOps {
         backend.curator().create().storingStatIn(created).creatingParentContainersIfNeeded()
             .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(cb).forPath(h.parent + "/" + h.prefix, data);
       }
-    }).handle((event, failure) -> {
+    }, late -> lateCreate(h, late)).handle((event, failure) -> {
       if (failure != null) {
         RuntimeException e = Zk.translate(what, failure);
         if (e instanceof BackendUnavailableException) {
           synchronized (h) {
             h.uncertain = true; // it may have been created: look for it before creating another
           }
-          backend.uncertainCreate();
+          backend.uncertainCreate(h.parent);
         }
         throw e;
       }
@@ -233,6 +233,30 @@ final class QueueOps implements SemaphoreOps {
       }
       return null;
     });
+  }
+
+  /**
+   * A create answered after its caller gave up on it: the node exists. A hold still looking for its node
+   * adopts it; otherwise (the acquisition ended, or it has found or made another node) it is deleted, so
+   * that it cannot block the lock for the life of the session.
+   */
+  private void lateCreate(Hold h, CuratorEvent event) {
+    if (Zk.code(event) != Code.OK || event.getName() == null) {
+      return;
+    }
+    String path = event.getName();
+    Stat stat = event.getStat();
+    synchronized (h) {
+      if (!h.gone && h.path == null && stat != null && stat.getCzxid() != 0) {
+        adopt(h, path, stat);
+        h.uncertain = false;
+        return;
+      }
+      if (path.equals(h.path)) {
+        return;
+      }
+    }
+    backend.deleteQuietly(path);
   }
 
   /**

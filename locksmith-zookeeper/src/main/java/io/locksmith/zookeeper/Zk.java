@@ -52,6 +52,17 @@ final class Zk {
    * @param what the operation, for messages, e.g. {@code "acquire lock 'x'"}
    */
   CompletableFuture<CuratorEvent> call(String what, Op op, Code... accepted) {
+    return call(what, op, null, accepted);
+  }
+
+  /**
+   * As {@link #call(String, Op, Code...)}, and hands a reply that arrives after the future was completed
+   * (its deadline passed) to {@code late}, so that what the operation did can be undone or adopted.
+   *
+   * @param late called on ZooKeeper's event thread with a reply that came too late, or null
+   */
+  CompletableFuture<CuratorEvent> call(String what, Op op, java.util.function.Consumer<CuratorEvent> late,
+      Code... accepted) {
     CompletableFuture<CuratorEvent> reply = new CompletableFuture<>();
     ScheduledFuture<?> deadline;
     try {
@@ -65,10 +76,10 @@ final class Zk {
     try {
       op.start((client, event) -> {
         Code code = Code.get(event.getResultCode());
-        if (code == Code.OK || contains(accepted, code)) {
-          reply.complete(event);
-        } else {
-          reply.completeExceptionally(translate(what, KeeperException.create(code, event.getPath())));
+        boolean taken = code == Code.OK || contains(accepted, code) ? reply.complete(event)
+            : reply.completeExceptionally(translate(what, KeeperException.create(code, event.getPath())));
+        if (!taken && late != null) {
+          late.accept(event);
         }
       });
     } catch (Exception e) {

@@ -609,6 +609,9 @@ final class ZooKeeperBackend implements LockBackend {
         } else if (hasGrants()) {
           events.restored("reconnected to ZooKeeper in the same session");
         }
+        if (state == ConnectionState.RECONNECTED) {
+          sweepUncertain();
+        }
         break;
       case LOST:
         long current = sessions.current();
@@ -783,9 +786,44 @@ final class ZooKeeperBackend implements LockBackend {
     this.events = events;
   }
 
-  /** A create went unanswered (its node may exist). */
-  void uncertainCreate() {
+  /** A create under {@code parent} went unanswered (its node may exist). */
+  void uncertainCreate(String parent) {
     uncertainCreates.incrementAndGet();
+    uncertainParents.add(parent);
+  }
+
+  /**
+   * After a reconnection in the same session: deletes this client's nodes under parents where a create
+   * went unanswered that no live hold accounts for. Such a node exists when the server applied a create
+   * whose reply was lost and nothing looked for it since (its acquisition ended); left alone, it would
+   * block its lock for as long as the session lives.
+   */
+  private void sweepUncertain() {
+    String mine = "." + context.clientId() + ".";
+    for (String parent : List.copyOf(uncertainParents)) {
+      zk.call("sweep " + parent, cb -> curator.getChildren().inBackground(cb).forPath(parent), Code.NONODE)
+          .whenComplete((e, failure) -> {
+            if (failure != null) {
+              return; // the next reconnection or close tries again
+            }
+            uncertainParents.remove(parent);
+            if (e.getChildren() == null) {
+              return;
+            }
+            Set<String> accounted = new HashSet<>();
+            for (Hold h : holds.values()) {
+              if (h.parent.equals(parent)) {
+                accounted.add(h.prefix);
+              }
+            }
+            for (NodeNames.Node n : NodeNames.queue(e.getChildren())) {
+              if (n.name().contains(mine) && !accounted.contains(n.prefix())) {
+                log.debug("deleting {}/{}: created by an attempt that got no answer", parent, n.name());
+                deleteQuietly(parent + "/" + n.name());
+              }
+            }
+          });
+    }
   }
 
   /** @return creates that went unanswered so far (for tests) */

@@ -2,7 +2,9 @@ package io.locksmith.zookeeper;
 
 import static io.locksmith.tck.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.locksmith.BackendUnavailableException;
 import io.locksmith.Lease;
 import io.locksmith.testkit.TcpProxy;
 import io.locksmith.testkit.zookeeper.ZooKeeperExtension;
@@ -55,6 +57,32 @@ class ZooKeeperProtectedModeTest {
       assertThat(raw.children(parent)).as("nothing left behind").isEmpty();
       assertThat(other.lock(name).tryAcquire()).as("free for another client").isPresent()
           .hasValueSatisfying(Lease::release);
+    }
+  }
+
+  /**
+   * A call that does not wait gives up on a create whose reply is late: the node the server did create is
+   * deleted (by the give-back that follows an unanswered attempt, or by the late reply itself), so it
+   * does not block the lock for the life of the session.
+   */
+  @Test
+  void aNodeCreatedAfterItsCallerGaveUpIsDeleted() throws Exception {
+    String name = "late-" + System.nanoTime();
+    try (TcpProxy proxy = TcpProxy.start(ZK.get().host(), ZK.get().port());
+        ZooKeeperLockClient client = ZooKeeperLockClient.builder().uri("zookeeper://" + proxy.host() + ":" + proxy.port())
+            .connectionTimeout(Duration.ofMillis(500)).build();
+        ZooKeeperLockClient other = ZooKeeperLockClient.create(ZK.get().uri());
+        RawZooKeeper raw = new RawZooKeeper(ZK.get().connectString())) {
+      String parent = client.backend.parent(Side.EXCLUSIVE, name);
+      client.lock(name).acquire().release();
+      proxy.delay(Duration.ofMillis(800));
+      assertThatThrownBy(() -> client.lock(name).tryAcquire()).isInstanceOf(BackendUnavailableException.class);
+      assertThat(eventually(Duration.ofSeconds(10), () -> raw.children(parent).size() == 1))
+          .as("the create reached the server after its caller gave up").isTrue();
+      proxy.delay(Duration.ZERO);
+      assertThat(eventually(Duration.ofSeconds(10), () -> raw.children(parent).isEmpty()))
+          .as("and its node was deleted").isTrue();
+      assertThat(other.lock(name).tryAcquire()).isPresent().hasValueSatisfying(Lease::release);
     }
   }
 }
