@@ -60,6 +60,9 @@ class ZooKeeperSessionTest {
       assertThat(lost).as("the holder declared its lease lost").isNotNull();
       assertThat(lost.name()).isEqualTo(name);
       long margin = granted - lost.nanos();
+      System.out.printf("[zk-partition] session %d ms: lost %d ms after the cut, the other client granted %d ms"
+          + " after the cut, margin %d ms%n", SESSION.toMillis(), TimeUnit.NANOSECONDS.toMillis(lost.nanos() - cut),
+          TimeUnit.NANOSECONDS.toMillis(granted - cut), TimeUnit.NANOSECONDS.toMillis(margin));
       assertThat(margin).as("lost %d ms before the other client was granted (cut off %d ms before that)",
           TimeUnit.NANOSECONDS.toMillis(margin), TimeUnit.NANOSECONDS.toMillis(granted - cut)).isPositive();
       assertThat(lost.nanos() - cut).as("declared within the session timeout of the cut")
