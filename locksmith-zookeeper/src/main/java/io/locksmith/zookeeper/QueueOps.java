@@ -420,7 +420,7 @@ final class QueueOps implements SemaphoreOps {
     Side.Decision decision = side.decide(queue, index, snap.permits(), snap.boundary());
     if (decision.granted()) {
       int taken = index + 1; // in arrival order, every node ahead of a granted permit holds one
-      return grant(h, queue, index, leaseMillis, started, what).thenApply(r -> counted(r, snap.permits(), taken));
+      return grant(h, snap, index, leaseMillis, started, what).thenApply(r -> counted(r, snap.permits(), taken));
     }
     // refused: the first `permits` nodes ahead hold (more if the count was lowered since they entered)
     int taken = Math.min(index, snap.permits());
@@ -457,7 +457,7 @@ final class QueueOps implements SemaphoreOps {
     return CompletableFuture.allOf(list, count);
   }
 
-  private CompletableFuture<AcquireReply> grant(Hold h, List<NodeNames.Node> queue, int index, long leaseMillis,
+  private CompletableFuture<AcquireReply> grant(Hold h, Snapshot snap, int index, long leaseMillis,
       long started, String what) {
     CompletableFuture<Long> token;
     long czxid;
@@ -476,7 +476,7 @@ final class QueueOps implements SemaphoreOps {
         break;
       }
       case READ:
-        token = readToken(h, queue, index, what);
+        token = readToken(h, snap, what);
         break;
       case PERMIT: { // mark the permit as held: for describe(), and it wakes the next waiter
         byte[] data = backend.nodeData(h.key.owner(), leaseMillis, true);
@@ -506,7 +506,8 @@ final class QueueOps implements SemaphoreOps {
    * token the last writer recorded on the parent, or the parent's creation zxid if no writer has held
    * it since the parent was created (larger than every token granted before that).
    */
-  private CompletableFuture<Long> readToken(Hold h, List<NodeNames.Node> queue, int index, String what) {
+  private CompletableFuture<Long> readToken(Hold h, Snapshot snap, String what) {
+    List<NodeNames.Node> queue = snap.queue();
     for (int i = 0; i < queue.size(); i++) {
       NodeNames.Node n = queue.get(i);
       if (n.tag() == Side.WRITE.tag && n.ownerKey().equals(h.ownerKey)) {
@@ -521,7 +522,8 @@ final class QueueOps implements SemaphoreOps {
         return stat(h.parent + "/" + n.name(), what).thenApply(s -> s == null ? -1L : s.getCzxid());
       }
     }
-    return recordedWriteToken(h.parent, what);
+    // read after the listing that granted this read: no writer came in between
+    return snap.rw() != null ? CompletableFuture.completedFuture(snap.rw().token()) : recordedWriteToken(h.parent, what);
   }
 
   private CompletableFuture<Long> recordedWriteToken(String parent, String what) {
