@@ -417,6 +417,7 @@ final class QueueOps implements SemaphoreOps {
       return loops < MAX_LOOPS ? attempt(h, leaseMillis, started, waiterId, loops + 1, what)
           : CompletableFuture.failedFuture(new BackendUnavailableException(what + ": the node keeps disappearing"));
     }
+    int position = index;
     Side.Decision decision = side.decide(queue, index, snap.permits(), snap.boundary());
     if (decision.granted()) {
       int taken = index + 1; // in arrival order, every node ahead of a granted permit holds one
@@ -437,7 +438,10 @@ final class QueueOps implements SemaphoreOps {
           }
           AcquireReply busy = counted(AcquireReply.busy(backend.recheckMillis()), snap.permits(), taken);
           if (side == Side.PERMIT && stat.getVersion() > 0) {
-            return watchPermits(h, what).thenApply(v -> busy);
+            // set after the listing: a release or a raise in between would otherwise wake nobody
+            return watchPermits(h, snap, position, what).thenCompose(changed -> !changed ? CompletableFuture.completedFuture(busy)
+                : loops < MAX_LOOPS ? attempt(h, leaseMillis, started, waiterId, loops + 1, what)
+                : CompletableFuture.completedFuture(AcquireReply.busy(1)));
           }
           return CompletableFuture.completedFuture(busy);
         });
@@ -448,13 +452,25 @@ final class QueueOps implements SemaphoreOps {
     return side == Side.PERMIT && permits > 0 ? reply.withPermits(permits, taken) : reply;
   }
 
-  /** The first permit waiter also watches the list of nodes (a release) and the count (a raise). */
-  private CompletableFuture<Void> watchPermits(Hold h, String what) {
+  /**
+   * The first permit waiter also watches the list of nodes (a release) and the count (a raise).
+   *
+   * @param index this waiter's position in {@code snap}
+   * @return whether the count or the nodes ahead changed since {@code snap} was taken (the watches then
+   *     came too late for that change); newcomers behind do not matter
+   */
+  private CompletableFuture<Boolean> watchPermits(Hold h, Snapshot snap, int index, String what) {
     CompletableFuture<CuratorEvent> list = backend.zk().call(what, cb -> backend.curator().getChildren()
         .usingWatcher(h.watcher).inBackground(cb).forPath(h.parent), Code.NONODE);
     CompletableFuture<CuratorEvent> count = backend.zk().call(what, cb -> backend.curator().getData()
         .usingWatcher(h.watcher).inBackground(cb).forPath(h.parent), Code.NONODE);
-    return CompletableFuture.allOf(list, count);
+    return list.thenCombine(count, (l, c) -> {
+      List<NodeNames.Node> now = l.getChildren() == null ? List.of() : NodeNames.queue(l.getChildren());
+      List<NodeNames.Node> ahead = snap.queue().subList(0, index + 1);
+      int permits = Zk.code(c) == Code.OK ? parsePermits(c.getData()) : 0;
+      return now.size() <= index || !now.subList(0, index + 1).equals(ahead)
+          || (permits > 0 && permits != snap.permits());
+    });
   }
 
   private CompletableFuture<AcquireReply> grant(Hold h, Snapshot snap, int index, long leaseMillis,
