@@ -738,7 +738,7 @@ final class QueueOps implements SemaphoreOps {
     try {
       backend.ensureOpen(what);
       String parent = backend.parent(side, name);
-      return queue(parent, what).thenCompose(queue -> {
+      return backend.sync(parent, what).thenCompose(v -> queue(parent, what)).thenCompose(queue -> {
         if (queue.isEmpty()) {
           return CompletableFuture.completedFuture(Optional.<LockInfo>empty());
         }
@@ -774,7 +774,7 @@ final class QueueOps implements SemaphoreOps {
     try {
       backend.ensureOpen(what);
       String parent = backend.parent(side, name);
-      return queue(parent, what).thenCompose(queue -> boundary(parent, what)
+      return backend.sync(parent, what).thenCompose(v -> queue(parent, what)).thenCompose(queue -> boundary(parent, what)
           .thenCompose(b -> holders(parent, queue, b, what))).thenCompose(holders -> {
         List<CompletableFuture<Boolean>> deletes = new ArrayList<>();
         for (NodeNames.Node n : holders) {
@@ -797,8 +797,8 @@ final class QueueOps implements SemaphoreOps {
     try {
       backend.ensureOpen(what);
       String parent = backend.parent(side, name);
-      return backend.zk().call(what, cb -> backend.curator().getData().inBackground(cb).forPath(parent), Code.NONODE)
-          .thenCompose(e -> {
+      return backend.sync(parent, what).thenCompose(v -> backend.zk().call(what, cb -> backend.curator().getData()
+          .inBackground(cb).forPath(parent), Code.NONODE)).thenCompose(e -> {
             int stored = Zk.code(e) == Code.NONODE ? 0 : parsePermits(e.getData());
             int permits = stored > 0 ? stored : declaredPermits;
             return queue(parent, what).thenCompose(queue -> holders(parent, queue, 0, what)

@@ -786,6 +786,16 @@ final class ZooKeeperBackend implements LockBackend {
     this.events = events;
   }
 
+  /**
+   * Brings the server this client talks to up to date with the leader before a read that must see other
+   * clients' latest writes (an operator's inspect or force-unlock): ZooKeeper's reads are served by the
+   * connected server, which may lag. Grants need no sync: a client's own create is applied on its server
+   * before the reply, and so is everything ordered before it.
+   */
+  CompletableFuture<Void> sync(String path, String what) {
+    return zk.call(what, cb -> curator.sync().inBackground(cb).forPath(path), Code.NONODE).thenApply(e -> null);
+  }
+
   /** A create under {@code parent} went unanswered (its node may exist). */
   void uncertainCreate(String parent) {
     uncertainCreates.incrementAndGet();

@@ -104,6 +104,16 @@ public final class ZooKeeperLockScan {
     }
     ZooKeeperBackend backend = client.backend;
     long deadline = System.nanoTime() + budget.toNanos();
+    try {
+      backend.sync(backend.kindDirectory(Side.EXCLUSIVE), "sync before listing").get(budget.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      return new Result(List.of(), 0, End.OUT_OF_TIME);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new io.locksmith.BackendUnavailableException("sync before listing: interrupted", e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw Zk.translate("sync before listing", e.getCause());
+    }
     List<Found> found = new ArrayList<>();
     long parents = 0;
     for (Side dir : DIRECTORIES) {

@@ -9,6 +9,16 @@ final class Specs {
   static final String HOST = "127.0.0.1";
   private static final String CONTAINER_INTERVAL = "znode.container.checkIntervalMs";
 
+  static {
+    // Test servers do not fsync their transaction log: on a loaded build machine an fsync takes up to
+    // hundreds of milliseconds, which made every write (and so every grant) that slow. The log is still
+    // written, so a server restarted in the same JVM (or a whole ensemble) finds its data. Read once by
+    // ZooKeeper when its log class loads; a value set by the build (-Dzookeeper.forceSync=yes) wins.
+    if (System.getProperty("zookeeper.forceSync") == null) {
+      System.setProperty("zookeeper.forceSync", "no");
+    }
+  }
+
   private Specs() {}
 
   /**

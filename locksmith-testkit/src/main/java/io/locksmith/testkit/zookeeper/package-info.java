@@ -7,6 +7,10 @@
  * four-letter words ({@link io.locksmith.testkit.zookeeper.FourLetterWords}). To partition one client, put
  * a {@link io.locksmith.testkit.TcpProxy} per member between it and the ensemble.
  *
+ * <p>The servers do not fsync their transaction log (system property {@code zookeeper.forceSync=no},
+ * unless the build sets it): writes are then fast on a loaded machine, and the data still survives a
+ * restart within the test JVM.
+ *
  * <p>This package needs {@code org.apache.curator:curator-test} on the classpath, which the testkit
  * declares as optional: a module using it declares the dependency itself. ZooKeeper logs a lot at INFO;
  * set {@code org.apache.zookeeper} to {@code error} and {@code org.apache.curator} to {@code warn} in the
