@@ -42,7 +42,8 @@ public interface DistributedSemaphore extends LeaseSource {
 
   /**
    * Drops every permit whoever holds it, for operators clearing permits that dead processes left
-   * behind. Their holders, if alive, find their leases {@link LeaseState#LOST} at the next renewal;
+   * behind. Their holders, if alive, are told as by {@link LockClient#forceUnlock(String)} (their leases
+   * are {@link LeaseState#LOST} at once, or at their next renewal on a backend that cannot tell them);
    * waiters are woken for the freed permits. The stored permit count stays.
    *
    * @return whether any permit was dropped

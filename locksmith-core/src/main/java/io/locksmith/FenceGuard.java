@@ -32,6 +32,10 @@ import java.util.function.Supplier;
  * }
  * }</pre>
  *
+ * <p><b>No token, no access.</b> Tokens start at 1. A {@linkplain Lease#isDegraded() degraded} lease
+ * carries {@link Lease#NO_FENCING_TOKEN} (0) because it excludes only within its JVM; the guard refuses
+ * it, and any token below 1, with {@link NoFencingTokenException}.
+ *
  * <p>{@link #apply(String, long, Supplier)} admits and acts in one atomic step; it suits a whole
  * read-modify-write done inside one action, or a first access that is itself the action.
  *
@@ -59,6 +63,8 @@ public final class FenceGuard {
    * @return the caller's admission, for its reads and writes of {@code resource}
    * @throws NullPointerException if {@code resource} is null
    * @throws StaleTokenException if a larger token has already been admitted for {@code resource}
+   * @throws NoFencingTokenException if {@code token} is below 1, as a {@linkplain Lease#isDegraded()
+   *     degraded} lease's {@link Lease#NO_FENCING_TOKEN} is; nothing is admitted
    */
   public Admission admit(String resource, long token) {
     apply(resource, token, () -> null);
@@ -82,11 +88,18 @@ public final class FenceGuard {
    * @throws NullPointerException if {@code resource} or {@code action} is null
    * @throws StaleTokenException if a larger token has already been admitted for {@code resource}; the
    *     action has not run
+   * @throws NoFencingTokenException if {@code token} is below 1, as a {@linkplain Lease#isDegraded()
+   *     degraded} lease's {@link Lease#NO_FENCING_TOKEN} is; the action has not run
    * @throws RuntimeException whatever {@code action} throws
    */
   public <T> T apply(String resource, long token, Supplier<T> action) {
     Objects.requireNonNull(resource, "resource");
     Objects.requireNonNull(action, "action");
+    if (token < 1) {
+      // a degraded lease's token (0): it excludes only within its JVM, so the fence must not admit it
+      OptionalLong seen = highest(resource);
+      throw new NoFencingTokenException(resource, token, seen.orElse(0));
+    }
     Fence fence = fences.computeIfAbsent(resource, k -> new Fence());
     synchronized (fence) {
       if (fence.admitted && token < fence.highest) {

@@ -39,14 +39,36 @@ import java.util.concurrent.CompletionStage;
  */
 public interface Lease extends AutoCloseable {
 
+  /**
+   * The fencing token of a {@linkplain #isDegraded() degraded} lease: 0, below every token a backend
+   * mints (they start at 1). {@link FenceGuard} and the backend modules' fenced values refuse it with
+   * {@link NoFencingTokenException}, so a lease that excludes only within its JVM cannot pass a fence.
+   */
+  long NO_FENCING_TOKEN = 0L;
+
   /** @return the name of the lock this lease holds (without the client's namespace) */
   String lockName();
 
   /**
-   * @return the fencing token of this grant; re-entrant acquisitions through the
-   *     {@link java.util.concurrent.locks.Lock} view keep the same token
+   * @return the fencing token of this grant (1 or more); re-entrant acquisitions through the
+   *     {@link java.util.concurrent.locks.Lock} view keep the same token. A {@linkplain #isDegraded()
+   *     degraded} lease returns {@link #NO_FENCING_TOKEN}
    */
   long fencingToken();
+
+  /**
+   * Whether this lease was granted by a JVM-local lock instead of the backend, because the backend was
+   * unreachable and the lock's {@link LockOptions#degradation() degradation policy} allows falling back
+   * (an opt-in for efficiency locks). A degraded lease excludes only other holders in this JVM: processes
+   * elsewhere may hold the same lock at the same time. Its {@link #fencingToken()} is
+   * {@link #NO_FENCING_TOKEN}, which no fence accepts.
+   *
+   * @return {@code true} for a degraded lease; always {@code false} for a lock without a degradation
+   *     policy (the default)
+   */
+  default boolean isDegraded() {
+    return false;
+  }
 
   /**
    * @return how many replicas confirmed the grant before it was reported, when the backend was asked

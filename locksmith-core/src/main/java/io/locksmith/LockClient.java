@@ -114,6 +114,21 @@ public interface LockClient extends AutoCloseable {
    */
   DistributedSemaphore semaphore(String name, int permits, LockOptions options);
 
+  /**
+   * Several exclusive locks acquired as one, in a global order so that callers never deadlock; see
+   * {@link MultiLock}. The same as {@code MultiLock.of(this, List.of(names))}.
+   *
+   * @param names the lock names, in any order; at least one, no duplicates
+   * @return the multi-lock, with the client's default lease policy
+   * @throws NullPointerException if {@code names} or a name is null
+   * @throws IllegalArgumentException if there is no name, a duplicate, or a name that is not valid (see
+   *     above)
+   * @throws IllegalStateException if the client is closed
+   */
+  default MultiLock multiLock(String... names) {
+    return MultiLock.of(this, java.util.Arrays.asList(names));
+  }
+
   /** @return what this client's backend offers */
   Capabilities capabilities();
 
@@ -140,7 +155,8 @@ public interface LockClient extends AutoCloseable {
 
   /**
    * Deletes a lock whoever holds it, for operators clearing a lock a dead process left behind. The
-   * holder, if alive, finds its lease {@link LeaseState#LOST} at its next renewal; one waiter is woken.
+   * holder, if alive, is told by a backend that can tell it (Redis, Redlock, in-JVM), and its lease is
+   * {@link LeaseState#LOST} at once; otherwise it finds out at its next renewal. One waiter is woken.
    *
    * @param name the lock name
    * @return whether a lock was deleted

@@ -37,10 +37,12 @@ public final class LockOptions {
 
   private final Duration leaseTime;
   private final boolean watched;
+  private final DegradationPolicy degradation;
 
   private LockOptions(Builder b) {
     this.leaseTime = b.leaseTime;
     this.watched = b.watched;
+    this.degradation = b.degradation;
   }
 
   /** @return watched leases of {@link #DEFAULT_LEASE_TIME} */
@@ -80,6 +82,7 @@ public final class LockOptions {
     Builder b = new Builder();
     b.leaseTime = leaseTime;
     b.watched = watched;
+    b.degradation = degradation;
     return b;
   }
 
@@ -93,6 +96,15 @@ public final class LockOptions {
     return watched;
   }
 
+  /**
+   * @return the degradation policy of an efficiency lock (fall back to a JVM-local lock while the
+   *     backend is unreachable), or empty: fail closed, the default. Only exclusive locks honour it; see
+   *     {@link DegradationPolicy}
+   */
+  public java.util.Optional<DegradationPolicy> degradation() {
+    return java.util.Optional.ofNullable(degradation);
+  }
+
   /** @return the renewal period of a watched lease: a third of the lease time */
   public Duration renewalInterval() {
     return leaseTime.dividedBy(3);
@@ -100,25 +112,41 @@ public final class LockOptions {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof LockOptions other && other.leaseTime.equals(leaseTime) && other.watched == watched;
+    return o instanceof LockOptions other && other.leaseTime.equals(leaseTime) && other.watched == watched
+        && other.degradation == degradation;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(leaseTime, watched);
+    return Objects.hash(leaseTime, watched, degradation);
   }
 
   @Override
   public String toString() {
-    return (watched ? "watched " : "fixed ") + leaseTime;
+    return (watched ? "watched " : "fixed ") + leaseTime + (degradation == null ? "" : ", " + degradation);
   }
 
   /** Builds {@link LockOptions}; not thread-safe. */
   public static final class Builder {
     private Duration leaseTime = DEFAULT_LEASE_TIME;
     private boolean watched = true;
+    private DegradationPolicy degradation;
 
     private Builder() {}
+
+    /**
+     * Makes the lock an <em>efficiency</em> lock that falls back to a JVM-local lock while the backend
+     * is unreachable, saying so in its leases ({@link Lease#isDegraded()}), the log and the policy's
+     * listener. Only for locks whose rare overlap is harmless; see {@link DegradationPolicy}. Honoured by
+     * exclusive locks only; other kinds fail closed whatever this says.
+     *
+     * @param policy the policy, or {@code null} to fail closed (the default)
+     * @return this builder
+     */
+    public Builder degradation(DegradationPolicy policy) {
+      this.degradation = policy;
+      return this;
+    }
 
     /**
      * @param leaseTime lease renewed every third of it while held, {@link #MIN_WATCHED_LEASE_TIME} to

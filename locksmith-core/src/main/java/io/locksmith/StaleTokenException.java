@@ -20,8 +20,20 @@ public class StaleTokenException extends LockException {
    * @param highestSeen the largest token the guard had admitted for {@code resource}
    */
   public StaleTokenException(String resource, long token, long highestSeen) {
-    super("fencing token " + token + " for '" + resource + "' is stale: token " + highestSeen
-        + " has already been admitted");
+    this(resource, token, highestSeen, "fencing token " + token + " for '" + resource + "' is stale: token "
+        + highestSeen + " has already been admitted");
+  }
+
+  /**
+   * For subclasses that refuse a token for another reason than a larger one admitted.
+   *
+   * @param resource the resource key the action was for
+   * @param token the token that was refused
+   * @param highestSeen the largest token the guard had admitted for {@code resource}, or 0 if none
+   * @param message why the token was refused
+   */
+  protected StaleTokenException(String resource, long token, long highestSeen, String message) {
+    super(message);
     this.resource = resource;
     this.token = token;
     this.highestSeen = highestSeen;

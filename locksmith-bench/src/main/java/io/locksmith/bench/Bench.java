@@ -107,6 +107,13 @@ public final class Bench {
       owned.add(impl);
       impls.put(impl, servers);
     };
+    if (s.scenario() == Scenario.SEGMENTED) {
+      // segment counts side by side on the same workload; peers do not apply (none ships this recipe)
+      for (int segments : s.segments()) {
+        add.accept(new SegmentedImpl(uri, segments, s.hold()), List.of(uri));
+      }
+      return impls;
+    }
     add.accept(new LocksmithImpl("locksmith", RedisLockClient.create(uri)), List.of(uri));
     if (s.scenario() == Scenario.REDLOCK) {
       add.accept(new LocksmithImpl("locksmith-redlock", RedlockClient.builder().nodes(nodes).build()), nodes);

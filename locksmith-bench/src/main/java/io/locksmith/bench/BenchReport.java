@@ -94,6 +94,13 @@ public record BenchReport(Scenario scenario, int threads, Integer readers, long 
           num(r.wakeupsPerOp(), 2), num(r.handoffP50Micros(), 0), num(r.handoffP99Micros(), 0),
           r.minThreadOps() == null ? "-" : r.minThreadOps() + "/" + r.maxThreadOps()));
     }
+    if (scenario == Scenario.SEGMENTED && !results.isEmpty()) {
+      BenchResult base = results.get(0);
+      for (BenchResult r : results.subList(1, results.size())) {
+        b.append(String.format(Locale.ROOT, "%s: %.1f× the sales per second of %s%n", r.impl(),
+            r.opsPerSec() / base.opsPerSec(), base.impl()));
+      }
+    }
     for (BenchResult r : results) {
       if (r.sides() != null) {
         b.append(String.format(Locale.ROOT, "%-22s %s%n%-22s %s%n", r.impl(), sideLine("reads ", r.sides().reads()),

@@ -29,11 +29,21 @@ import java.util.Objects;
  * @param readRatio the rw-mix scenario: the share of the threads that only read (the others only
  *     write), rounded to a thread count with at least one of each; {@link #DEFAULT_READ_RATIO} unless
  *     given
+ * @param segments for the segmented scenario: the segment counts to compare, each run on the same
+ *     workload in the same run (1 is one lock over the whole stock); 1 to 1024 each, no duplicates
+ * @param hold for the segmented scenario: the work a sale does while it holds its segment's lock, between
+ *     reading the segment and writing it back (the order being recorded; simulated by sleeping, so it
+ *     costs no processor), 0 to 100 ms
  */
 public record BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads,
-    String uri, List<String> nodes, Duration rtt, double readRatio) {
+    String uri, List<String> nodes, Duration rtt, double readRatio, List<Integer> segments, Duration hold) {
   /** The share of reading threads in the rw-mix scenario unless told otherwise. */
   public static final double DEFAULT_READ_RATIO = 0.8;
+  /** The segment counts compared by default. */
+  public static final List<Integer> DEFAULT_SEGMENTS = List.of(1, 5, 20);
+  /** The default work under a segment's lock. */
+  public static final Duration DEFAULT_HOLD = Duration.ofMillis(2);
+
   /** Every peer name {@code against} accepts. */
   public static final List<String> PEERS = List.of("raw", "locksmith-fair", "locksmith-rw",
       "locksmith-semaphore", "redisson", "redisson-fair", "redisson-fenced", "spring");
@@ -92,6 +102,21 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
     if (scenario == Scenario.RW_MIX && threads == 1) {
       throw new IllegalArgumentException("rw-mix needs at least 2 threads, a reader and a writer");
     }
+    segments = List.copyOf(segments);
+    if (segments.isEmpty() || segments.stream().anyMatch(n -> n < 1 || n > 1024)
+        || segments.stream().distinct().count() != segments.size()) {
+      throw new IllegalArgumentException("segments must be distinct counts from 1 to 1024, was " + segments);
+    }
+    Objects.requireNonNull(hold, "hold");
+    if (hold.isNegative() || hold.compareTo(Duration.ofMillis(100)) > 0) {
+      throw new IllegalArgumentException("hold must be between 0 and 100ms, was " + hold);
+    }
+  }
+
+  /** Settings with the segmented scenario's defaults. */
+  public BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads, String uri,
+      List<String> nodes, Duration rtt, double readRatio) {
+    this(scenario, against, duration, threads, uri, nodes, rtt, readRatio, DEFAULT_SEGMENTS, DEFAULT_HOLD);
   }
 
   /** Settings without added round-trip time. */

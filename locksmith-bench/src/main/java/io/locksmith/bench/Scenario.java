@@ -19,7 +19,12 @@ public enum Scenario {
    * ({@link BenchSettings#readRatio()}): cycles and per-thread counts of each side, and each side's
    * longest wait. Peers without a read side take their one lock for reads too.
    */
-  RW_MIX(8);
+  RW_MIX(8),
+  /**
+   * 64 threads selling one hot item through {@code SegmentedStock}, once per segment count (1 = one lock
+   * over the whole stock): sales per second and the gain of segmenting.
+   */
+  SEGMENTED(64);
 
   final int defaultThreads;
 
@@ -44,6 +49,6 @@ public enum Scenario {
       }
     }
     throw new IllegalArgumentException("unknown scenario '" + name + "'; one of uncontended, many-keys, "
-        + "hot-key, herd, redlock, rw-mix");
+        + "hot-key, herd, redlock, rw-mix, segmented");
   }
 }

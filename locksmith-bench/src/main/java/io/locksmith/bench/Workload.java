@@ -52,6 +52,7 @@ final class Workload {
       case MANY_KEYS -> "m-" + t + "-" + (i & 15);
       case HOT_KEY, HERD -> "hot";
       case RW_MIX -> "rw-mix";
+      case SEGMENTED -> "stock"; // a sale picks its segments itself
     };
   }
 

@@ -111,6 +111,32 @@ class BenchSmokeTest {
     }
   }
 
+  /**
+   * The segmented scenario runs each segment count on the same workload and reports the gain. The
+   * ordering check is deliberately loose (4 segments must beat 1 when each sale holds its segment for
+   * 5 ms): it fails if the segments do not run in parallel, and holds on a loaded machine.
+   */
+  @Test
+  void theSegmentedScenarioComparesSegmentCountsInOneRun() throws Exception {
+    ByteArrayOutputStream progress = new ByteArrayOutputStream();
+    BenchReport report = Bench.run(new BenchSettings(Scenario.SEGMENTED, List.of(), Duration.ofSeconds(1), 8,
+        null, List.of(), Duration.ZERO, BenchSettings.DEFAULT_READ_RATIO, List.of(1, 4), Duration.ofMillis(5)),
+        new PrintStream(progress, true, StandardCharsets.UTF_8));
+
+    assertThat(report.results()).extracting(BenchResult::impl).containsExactly("segments-1", "segments-4");
+    for (BenchResult r : report.results()) {
+      assertThat(r.opsPerSec()).as(r.impl() + " sales/s").isPositive();
+      assertThat(r.p99Micros()).as(r.impl() + " p99").isGreaterThanOrEqualTo(r.p50Micros());
+      // a sale: acquire, read, write, release at least (and tries of busy segments)
+      assertThat(r.serverCommandsPerOp()).as(r.impl() + " commands per sale").isGreaterThanOrEqualTo(4.0);
+      assertThat(r.p50Micros()).as(r.impl() + " a sale includes the 5 ms hold").isGreaterThanOrEqualTo(5000);
+    }
+    assertThat(report.results().get(1).opsPerSec()).as("4 segments sell faster than 1")
+        .isGreaterThan(report.results().get(0).opsPerSec() * 1.5);
+    assertThat(report.toTable()).contains("segments-4:").contains("× the sales per second of segments-1");
+    assertThat(report.toJson()).contains("\"scenario\": \"segmented\"");
+  }
+
   @Test
   void badSettingsAreRejected() {
     assertThatThrownBy(() -> Scenario.parse("everything")).isInstanceOf(IllegalArgumentException.class)
@@ -139,5 +165,14 @@ class BenchSmokeTest {
         Duration.ZERO, 0.99).readers()).as("a writer is always left").isEqualTo(1);
     assertThat(new BenchSettings(Scenario.RW_MIX, List.of(), Duration.ofSeconds(1), 0, null, List.of())
         .readers()).as("8 threads, 0.8 read").isEqualTo(6);
+    assertThatThrownBy(() -> new BenchSettings(Scenario.SEGMENTED, List.of(), Duration.ofSeconds(1), 0,
+        null, List.of(), Duration.ZERO, BenchSettings.DEFAULT_READ_RATIO, List.of(1, 1), Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("segments");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.SEGMENTED, List.of(), Duration.ofSeconds(1), 0,
+        null, List.of(), Duration.ZERO, BenchSettings.DEFAULT_READ_RATIO, List.of(0), Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("segments");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.SEGMENTED, List.of(), Duration.ofSeconds(1), 0,
+        null, List.of(), Duration.ZERO, BenchSettings.DEFAULT_READ_RATIO, List.of(1), Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("hold");
   }
 }

@@ -40,7 +40,9 @@ final class BenchCommand {
       settings = new BenchSettings(scenario, list(args.get("against",
           String.join(",", BenchSettings.PEERS))), args.duration("duration", Duration.ofSeconds(10)),
           args.intValue("threads", 0, 1, 10_000), args.get("uri", null), list(args.get("nodes", "")),
-          args.duration("rtt", Duration.ZERO), readRatio);
+          args.duration("rtt", Duration.ZERO), readRatio, counts(args.get("segments", null)),
+          "0".equals(args.get("hold", null)) ? Duration.ZERO // no work under the lock at all
+              : args.duration("hold", BenchSettings.DEFAULT_HOLD));
     } catch (IllegalArgumentException e) {
       throw new Args.UsageException(e.getMessage());
     }
@@ -52,6 +54,18 @@ final class BenchCommand {
       out.println("wrote " + json);
     }
     return 0;
+  }
+
+  /** {@code --segments 1,5,20}: the segment counts of the segmented scenario. */
+  private static List<Integer> counts(String csv) {
+    if (csv == null) {
+      return BenchSettings.DEFAULT_SEGMENTS;
+    }
+    try {
+      return list(csv).stream().map(Integer::valueOf).toList();
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("--segments takes counts like 1,5,20, was '" + csv + "'");
+    }
   }
 
   private static List<String> list(String csv) {

@@ -41,6 +41,9 @@ public final class Main {
       "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given;",
       "        --rtt adds that round trip to every server link, as between hosts; rw-mix: that share of",
       "        the threads only read (locksmith-rw: its read side), the others only write",
+      "  bench --scenario segmented [--segments 1,5,20] [--hold 2ms] [--duration 10s] [--threads 64]",
+      "        one hot item sold through SegmentedStock with each segment count in one run (1 = one lock",
+      "        over the whole stock), each sale holding its segment for --hold (0 for none); prints the gain",
       "  check --backend redis|sentinel|cluster|redlock|in-jvm --fault NAME [--fenced|--unfenced] [--clients N]",
       "        [--duration 30s] [--json FILE] [--html FILE]   |   check --self-test   |   check --help",
       "        the safety checker: contending clients under an injected fault, checked for overlapping",
@@ -84,7 +87,7 @@ public final class Main {
             Set.of("mode", "uri", "threads", "think", "max-run", "items"), Set.of()));
         case "bench" -> BenchCommand.run(new Args(argv, 1,
             Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "read-ratio",
-                "json"), Set.of()), out);
+                "json", "segments", "hold"), Set.of()), out);
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);

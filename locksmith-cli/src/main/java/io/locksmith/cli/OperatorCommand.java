@@ -382,22 +382,26 @@ final class OperatorCommand {
   }
 
   /**
-   * What a force-unlocked holder goes through, so an operator knows what the process will do next.
+   * What a force-unlocked holder goes through, so an operator knows what the process will do next. The
+   * unlock scripts tell each evicted holder's client on its wake-up channel; a client that is not connected
+   * then learns it when it reconnects (its leases are verified) or when its lease runs out.
    *
    * @param writes whether the holder's token fences writes (not a reader's: it carries the last write's)
    */
   private static void explainEviction(PrintStream out, String who, Optional<LockInfo> before, boolean writes) {
-    String left = before.map(i -> "at the latest in about " + i.remainingTtl().toMillis() + " ms (the lease it had left)")
-        .orElse("at the latest when its lease would have run out");
-    out.printf("%s is not told now; its lease ends for it%n"
-        + "  - watched lease (the default): LOST at its next renewal, %s, unless its process is paused%n"
-        + "  - fixed lease: LOST when that lease runs out; its release() returns false%n", who, left);
+    String left = before.map(i -> "in about " + i.remainingTtl().toMillis() + " ms (the lease it had left)")
+        .orElse("when its lease would have run out");
+    out.printf("%s is told now: a notice to its client makes its lease LOST within milliseconds (onLost "
+        + "listeners run, release() returns false)%n"
+        + "  - a client not connected at this moment learns it when it reconnects (it verifies every lease "
+        + "then), at the latest %s%n", who, left);
     if (writes) {
-      out.printf("until then it may still act as the holder: a resource that checks fencing tokens refuses its "
-          + "writes%s once it has accepted a write with a newer holder's token (every later grant's token is "
-          + "larger)%n", before.map(i -> " (token " + i.fencingToken() + ")").orElse(""));
+      out.printf("work already running under the lease does not stop by itself: a resource that checks fencing "
+          + "tokens refuses its writes%s once it has accepted a write with a newer holder's token (every later "
+          + "grant's token is larger)%n", before.map(i -> " (token " + i.fencingToken() + ")").orElse(""));
     } else {
-      out.println("until then it may still read as if it held the read lock, while a writer may be granted now");
+      out.println("a read already running under the lease does not stop by itself, while a writer may be "
+          + "granted now");
     }
   }
 

@@ -8,6 +8,7 @@ import io.locksmith.LockKind;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
+import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.LockBackend;
 import io.locksmith.spi.LockOps;
 import io.locksmith.spi.Primitive;
@@ -36,6 +37,7 @@ final class InJvmBackend implements LockBackend {
   @Override
   public void open(BackendContext context) {
     this.context = context;
+    server.connect(context.clientId(), context.events());
   }
 
   @Override
@@ -167,7 +169,9 @@ final class InJvmBackend implements LockBackend {
       return down;
     }
     List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
-    boolean deleted = server.forceUnlock(key(name), wakes);
+    List<String> evicted = new ArrayList<>(1);
+    boolean deleted = server.forceUnlock(key(name), wakes, evicted);
+    server.noticeEvicted(HoldKind.EXCLUSIVE, name, evicted);
     deliver(wakes);
     return CompletableFuture.completedFuture(deleted);
   }
@@ -176,6 +180,7 @@ final class InJvmBackend implements LockBackend {
   public void close() {
     BackendContext c = context;
     if (c != null) {
+      server.disconnect(c.clientId(), c.events());
       server.dropWaiters(c.wakeups());
       server.kinds.dropWaiters(c.wakeups());
     }

@@ -4,6 +4,7 @@ import io.locksmith.LockInfo;
 import io.locksmith.SemaphoreInfo;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
+import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.RenewRequest;
 import io.locksmith.spi.SemaphoreOps;
 import java.util.ArrayList;
@@ -107,9 +108,24 @@ final class InJvmKindOps implements SemaphoreOps {
       return down;
     }
     List<InJvmLockServer.Wake> wakes = new ArrayList<>(1);
-    boolean deleted = table.forceUnlock(side, backend.key(name), wakes);
+    List<String> evicted = new ArrayList<>(1);
+    boolean deleted = table.forceUnlock(side, backend.key(name), wakes, evicted);
+    backend.server().noticeEvicted(holdKind(), name, evicted);
     backend.deliver(wakes);
     return done(deleted);
+  }
+
+  private HoldKind holdKind() {
+    switch (side) {
+      case FAIR:
+        return HoldKind.FAIR;
+      case READ:
+        return HoldKind.READ;
+      case WRITE:
+        return HoldKind.WRITE;
+      default:
+        return HoldKind.PERMIT;
+    }
   }
 
   @Override

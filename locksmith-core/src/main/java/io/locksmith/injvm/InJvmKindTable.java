@@ -432,13 +432,15 @@ final class InJvmKindTable {
         Duration.ofNanos(last.getValue().expiresAt - clock.nanoTime()), r.queue.size()));
   }
 
-  synchronized boolean forceUnlock(Side side, String key, List<InJvmLockServer.Wake> wakes) {
+  /** @param evicted receives the owner id of every hold removed */
+  synchronized boolean forceUnlock(Side side, String key, List<InJvmLockServer.Wake> wakes, List<String> evicted) {
     Resource r = live(side, key, false);
     if (r == null) {
       return false;
     }
     Map<String, Hold> holds = side.exclusive ? r.exclusive : r.shared;
     boolean deleted = !holds.isEmpty();
+    evicted.addAll(holds.keySet());
     holds.clear();
     if (deleted && r.exclusive.isEmpty()) {
       wakeNext(side, key, r, 1, wakes);

@@ -7,6 +7,8 @@ import io.locksmith.Ticker;
 import io.locksmith.internal.DefaultLockClient;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
+import io.locksmith.spi.BackendEvents;
+import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.WakeupSink;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,6 +44,8 @@ public final class InJvmLockServer {
   final InJvmKindTable kinds;
   private long lastToken;
   private volatile boolean reachable = true;
+  /** Each open client's events, by client id: where a force-unlock tells the evicted holder. */
+  private final Map<String, BackendEvents> clients = new java.util.concurrent.ConcurrentHashMap<>();
 
   /** A server whose leases expire by {@link Ticker#system()}. */
   public InJvmLockServer() {
@@ -199,13 +203,43 @@ public final class InJvmLockServer {
         Duration.ofNanos(e.expiresAt - clock.nanoTime()), queue == null ? 0 : queue.size()));
   }
 
-  synchronized boolean forceUnlock(String key, List<Wake> wakes) {
-    if (live(key) == null) {
+  /**
+   * @param evicted receives the owner id of the hold removed
+   * @return whether a hold was removed
+   */
+  synchronized boolean forceUnlock(String key, List<Wake> wakes, List<String> evicted) {
+    Entry e = live(key);
+    if (e == null) {
       return false;
     }
     locks.remove(key);
+    evicted.add(e.owner);
     nextWaiter(key, wakes);
     return true;
+  }
+
+  /** A client opened: force-unlocks of its holds are told to {@code events}. */
+  void connect(String clientId, BackendEvents events) {
+    clients.put(clientId, events);
+  }
+
+  /** A client closed. */
+  void disconnect(String clientId, BackendEvents events) {
+    clients.remove(clientId, events);
+  }
+
+  /**
+   * Tells the clients of {@code owners} that their holds were force-unlocked, as the Redis scripts do
+   * through each client's channel; call outside every monitor. An owner id starts with its client's id.
+   */
+  void noticeEvicted(HoldKind kind, String name, List<String> owners) {
+    for (String owner : owners) {
+      int colon = owner.indexOf(':');
+      BackendEvents events = colon > 0 ? clients.get(owner.substring(0, colon)) : null;
+      if (events != null) {
+        events.ownerEvicted(kind, name, owner, "force-unlocked");
+      }
+    }
   }
 
   /** Drops every waiter registered through {@code sink} (its client closed). */

@@ -254,13 +254,17 @@ final class DefaultLease implements Lease {
     return client.ticker().nanoTime() - validUntil >= 0;
   }
 
-  /** Moves to {@code to} if not final; tells listeners outside the monitor. */
-  private void transition(LeaseState to, String why) {
+  /**
+   * Moves to {@code to} if not final; tells listeners outside the monitor.
+   *
+   * @return whether the state changed
+   */
+  private boolean transition(LeaseState to, String why) {
     LeaseState from;
     synchronized (this) {
       from = state;
       if (from.isFinal() || from == to) {
-        return;
+        return false;
       }
       state = to;
       if (to.isFinal()) {
@@ -271,9 +275,12 @@ final class DefaultLease implements Lease {
       log.warn("lease on lock '{}' (token {}) is lost: {}", name, fencingToken, why);
       client.leaseEnded(this);
     } else {
+      // one WARN per episode for UNCERTAIN comes from LeaseSignals, with the count of leases affected
       log.debug("lease on lock '{}' (token {}): {} -> {} ({})", name, fencingToken, from, to, why);
     }
+    client.signals().stateChanged(this, from, to);
     notifyListeners(from, to);
+    return true;
   }
 
   private void notifyListeners(LeaseState from, LeaseState to) {
@@ -293,9 +300,25 @@ final class DefaultLease implements Lease {
     }
   }
 
-  /** The backend reported the owner gone (renewal refused, or re-entry/unlock found it gone). */
+  /** The backend reported the owner gone (renewal refused, re-entry/unlock found it gone, a notice). */
   void markLost(String why) {
     transition(LeaseState.LOST, why);
+  }
+
+  /**
+   * The connection to the backend dropped: a {@link LeaseState#HELD} lease may be gone without anyone
+   * being able to say so. Only a renewal's answer makes it {@code HELD} again. A lease being released is
+   * left alone: its release decides.
+   *
+   * @return whether it became {@link LeaseState#UNCERTAIN} now
+   */
+  boolean markUncertain(String why) {
+    synchronized (this) {
+      if (state != LeaseState.HELD || releasing) {
+        return false;
+      }
+    }
+    return transition(LeaseState.UNCERTAIN, why);
   }
 
   // ------------------------------------------------------------------ timers and renewal
@@ -363,6 +386,33 @@ final class DefaultLease implements Lease {
   }
 
   /**
+   * Called by the renewer with its dispatch lock held: claim this lease for a verification round, due or
+   * not (the connection came back, or a notice concerned its owner). A watched lease is renewed as usual;
+   * a fixed lease is asked to last only what its validity has left, so that it is confirmed without being
+   * extended (the server then keeps it at least as long as this lease believes it holds it: that time is
+   * measured from before the request went out, the server's from when it arrived).
+   *
+   * @return the lease time to send in ms, or -1 if the lease is not to be verified now (final, being
+   *     released, a renewal already in flight whose answer will do, or a fixed lease about to end)
+   */
+  synchronized long claimForVerification() {
+    if (state.isFinal() || releasing || renewing) {
+      return -1;
+    }
+    long millis = options.leaseTime().toMillis();
+    if (!options.watched()) {
+      long left = validUntil - client.ticker().nanoTime();
+      if (left < TimeUnit.MILLISECONDS.toNanos(1)) {
+        return -1; // ends within the millisecond; its timer reports that
+      }
+      millis = (left + 999_999) / 1_000_000; // rounded up: the server must not end it first
+    }
+    renewing = true;
+    scheduleNext(); // now only the end of validity, as for a renewal
+    return millis;
+  }
+
+  /**
    * @param now System.nanoTime()
    * @return whether {@link #claimForRenewal} would claim this lease now (the same test, without claiming)
    */
@@ -371,23 +421,30 @@ final class DefaultLease implements Lease {
         && renewDueAt - now <= leaseNanos / 9;
   }
 
-  /** A renewal sent at {@code sentAt} (ticker time) came back. */
-  void onRenewalReply(long sentAt, boolean stillOwned, Throwable failure) {
+  /**
+   * A renewal (or verification) sent at {@code sentAt} (ticker time) came back.
+   *
+   * @return whether this reply made the lease {@link LeaseState#UNCERTAIN}
+   */
+  boolean onRenewalReply(long sentAt, boolean stillOwned, Throwable failure) {
     if (failure == null && !stillOwned) {
       synchronized (this) {
         renewing = false;
       }
       markLost("the backend no longer has this owner's lock (expired, deleted or taken over)");
-      return;
+      return false;
     }
     LeaseState to;
     synchronized (this) {
       renewing = false;
       if (state.isFinal() || releasing) {
-        return;
+        return false;
       }
       long now = System.nanoTime();
-      if (failure == null) {
+      if (failure == null && !options.watched()) {
+        // a fixed lease's verification (claimForVerification): confirmed, not extended
+        to = LeaseState.HELD;
+      } else if (failure == null) {
         validUntil = Math.max(validUntil, sentAt + leaseNanos - driftNanos);
         // a third of the lease after the request went out, not after the reply: a slow reply (say, a
         // batch that waited for another server) must not push every later renewal back
@@ -402,13 +459,15 @@ final class DefaultLease implements Lease {
       }
       scheduleNext();
     }
+    boolean changed;
     if (failure != null) {
       log.debug("renewal of lock '{}' failed: {}", name, failure.toString());
-      transition(to, "renewal failed: " + failure.getMessage());
+      changed = transition(to, "renewal failed: " + failure.getMessage());
     } else {
-      transition(to, "renewed");
+      changed = transition(to, options.watched() ? "renewed" : "verified");
     }
     expireIfDue();
+    return changed && to == LeaseState.UNCERTAIN;
   }
 
   // ------------------------------------------------------------------ release and re-entry

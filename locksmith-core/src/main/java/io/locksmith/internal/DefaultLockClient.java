@@ -16,6 +16,7 @@ import io.locksmith.Ticker;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
+import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.LockBackend;
 import io.locksmith.spi.LockOps;
 import io.locksmith.spi.Primitive;
@@ -77,6 +78,8 @@ public final class DefaultLockClient implements LockClient {
   /** Operations {@link #close()} waits for: rounds it interrupted, releases and give-backs. */
   private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
   private final Set<Acquisition> running = ConcurrentHashMap.newKeySet();
+  /** Run by {@link #close()} after the leases are released: ends what lives outside them (degraded leases). */
+  private final Set<Runnable> closeHooks = ConcurrentHashMap.newKeySet();
   private final AtomicLong sequence = new AtomicLong();
   /** {@code "@" + client name}, or empty: appended to owner ids (not waiter ids, which stay short). */
   private final String ownerSuffix;
@@ -89,6 +92,8 @@ public final class DefaultLockClient implements LockClient {
   /** Finds lease-view leases dropped without release, or null when leak detection is off. */
   private final LeakDetector leaks;
   private final AtomicBoolean leakPolling = new AtomicBoolean();
+  /** What the backend reports about the connection and evicted holds, applied to the live leases. */
+  private final LeaseSignals signals = new LeaseSignals(this);
 
   /**
    * Opens {@code backend} for a new client.
@@ -115,7 +120,7 @@ public final class DefaultLockClient implements LockClient {
     this.leaks = options.leakDetection() ? new LeakDetector(this::leaseDropped) : null;
     try {
       backend.open(new BackendContext(clientId, options.namespace(), this::onWake,
-          options.clientName().orElse(null)));
+          options.clientName().orElse(null), signals));
     } catch (RuntimeException e) {
       shutdownThreads();
       backend.close();
@@ -154,19 +159,27 @@ public final class DefaultLockClient implements LockClient {
   @Override
   public DistributedLock lock(String name, LockOptions lockOptions) {
     checkLock(name, lockOptions, LockKind.EXCLUSIVE);
-    return new DefaultDistributedLock(this, backend, Primitive.EXCLUSIVE, name, lockOptions);
+    signals.register(backend, HoldKind.EXCLUSIVE);
+    DistributedLock lock = new DefaultDistributedLock(this, backend, Primitive.EXCLUSIVE, name, lockOptions);
+    // an efficiency lock that may fall back to a JVM-local lock: the opt-in of issue 17
+    return lockOptions.degradation().<DistributedLock>map(p -> new DegradableLock(this, lock, p)).orElse(lock);
   }
 
   @Override
   public DistributedLock fairLock(String name, LockOptions lockOptions) {
     checkLock(name, lockOptions, LockKind.FAIR);
-    return new DefaultDistributedLock(this, backend.ops(Primitive.FAIR), Primitive.FAIR, name, lockOptions);
+    LockOps ops = backend.ops(Primitive.FAIR);
+    signals.register(ops, HoldKind.FAIR);
+    return new DefaultDistributedLock(this, ops, Primitive.FAIR, name, lockOptions);
   }
 
   @Override
   public DistributedReadWriteLock readWriteLock(String name, LockOptions lockOptions) {
     checkLock(name, lockOptions, LockKind.READ_WRITE);
-    return new DefaultReadWriteLock(this, name, lockOptions, backend);
+    DefaultReadWriteLock lock = new DefaultReadWriteLock(this, name, lockOptions, backend);
+    signals.register(((AbstractLeaseSource) lock.readLock()).ops, HoldKind.READ);
+    signals.register(((AbstractLeaseSource) lock.writeLock()).ops, HoldKind.WRITE);
+    return lock;
   }
 
   @Override
@@ -175,7 +188,9 @@ public final class DefaultLockClient implements LockClient {
     if (permits < 1) {
       throw new IllegalArgumentException("a semaphore needs at least 1 permit, was " + permits);
     }
-    return new DefaultSemaphore(this, backend.semaphoreOps(permits), name, permits, lockOptions);
+    io.locksmith.spi.SemaphoreOps ops = backend.semaphoreOps(permits);
+    signals.register(ops, HoldKind.PERMIT);
+    return new DefaultSemaphore(this, ops, name, permits, lockOptions);
   }
 
   private void checkLock(String name, LockOptions lockOptions, LockKind kind) {
@@ -245,6 +260,13 @@ public final class DefaultLockClient implements LockClient {
     long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
     for (DefaultLease lease : new ArrayList<>(live)) {
       track(releaseLeaseAsync(lease));
+    }
+    for (Runnable hook : new ArrayList<>(closeHooks)) {
+      try {
+        hook.run();
+      } catch (RuntimeException e) {
+        log.warn("while closing: a close hook threw", e);
+      }
     }
     while (!inFlight.isEmpty() && System.nanoTime() < deadline) {
       try {
@@ -317,6 +339,35 @@ public final class DefaultLockClient implements LockClient {
 
   Renewer renewer() {
     return renewer;
+  }
+
+  /** Has {@code hook} run when the client closes (once, unless removed before). */
+  void addCloseHook(Runnable hook) {
+    closeHooks.add(hook);
+  }
+
+  void removeCloseHook(Runnable hook) {
+    closeHooks.remove(hook);
+  }
+
+  LeaseSignals signals() {
+    return signals;
+  }
+
+  /** @return the leases granted and not yet ended (a live view) */
+  Iterable<DefaultLease> liveLeases() {
+    return live;
+  }
+
+  /** Runs {@code task} on the timer thread, after what is queued there; dropped after close. */
+  void runOnTimer(Runnable task) {
+    schedule(() -> {
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        log.warn("lock client {}: handling a backend event failed", clientId, e);
+      }
+    }, 0);
   }
 
   /** Schedules on the client's timer thread; after close, returns a cancelled future instead. */
@@ -607,6 +658,7 @@ public final class DefaultLockClient implements LockClient {
       renewer.add(lease);
     }
     lease.start();
+    signals.leaseCreated(lease);
     return lease;
   }
 

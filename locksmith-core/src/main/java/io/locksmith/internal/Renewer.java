@@ -101,6 +101,60 @@ final class Renewer {
   }
 
   /**
+   * Verifies {@code leases} now, due or not, in one round (one backend call per lock kind): the
+   * connection came back, so any of them may be gone (a server that restarted empty, a failover to a
+   * replica that missed it), and waiting for each lease's next renewal would leave it {@code HELD} or
+   * {@code UNCERTAIN} for up to a third of its lease. Watched leases are renewed; fixed leases are
+   * confirmed without being extended ({@link DefaultLease#claimForVerification}). A lease whose renewal
+   * is already in flight is skipped: that renewal's answer verifies it.
+   *
+   * @param leases the leases to verify; final or releasing ones are skipped
+   * @return how many leases were sent for verification
+   */
+  int verifyNow(Iterable<DefaultLease> leases) {
+    Map<LockOps, List<DefaultLease>> batches = new LinkedHashMap<>();
+    Map<LockOps, List<RenewRequest>> requests = new LinkedHashMap<>();
+    List<CompletionStage<List<Boolean>>> replies = new ArrayList<>();
+    int sentCount = 0;
+    long sentAt;
+    Lock write = dispatch.writeLock();
+    write.lock();
+    try {
+      for (DefaultLease lease : leases) {
+        long millis = lease.claimForVerification();
+        if (millis < 0) {
+          continue;
+        }
+        batches.computeIfAbsent(lease.ops, o -> new ArrayList<>()).add(lease);
+        requests.computeIfAbsent(lease.ops, o -> new ArrayList<>())
+            .add(new RenewRequest(lease.lockName(), lease.owner(), millis));
+        sentCount++;
+      }
+      if (batches.isEmpty()) {
+        return 0;
+      }
+      sentAt = client.ticker().nanoTime();
+      for (Map.Entry<LockOps, List<RenewRequest>> batch : requests.entrySet()) {
+        CompletionStage<List<Boolean>> reply;
+        try {
+          reply = batch.getKey().renew(batch.getValue());
+        } catch (RuntimeException e) {
+          reply = CompletableFuture.failedFuture(e);
+        }
+        replies.add(reply);
+      }
+    } finally {
+      write.unlock();
+    }
+    long sent = sentAt;
+    int i = 0;
+    for (List<DefaultLease> batch : batches.values()) {
+      replies.get(i++).whenComplete((owned, failure) -> onReplies(batch, sent, owned, failure));
+    }
+    return sentCount;
+  }
+
+  /**
    * A Lock-view hold due for renewal whose thread has ended is not renewed: nobody can unlock it, so
    * renewing would keep the lock for the life of the client. Checked only for leases that are due, so a
    * tick costs one {@link Thread#isAlive()} per lease it would renew.
@@ -113,15 +167,22 @@ final class Renewer {
     return false;
   }
 
-  private static void onReplies(List<DefaultLease> batch, long sentAt, List<Boolean> owned,
-      Throwable failure) {
+  private void onReplies(List<DefaultLease> batch, long sentAt, List<Boolean> owned, Throwable failure) {
     Throwable cause = failure == null ? null : Futures.unwrap(failure);
+    List<DefaultLease> nowUncertain = new ArrayList<>(0);
+    Throwable firstUnknown = null;
     for (int i = 0; i < batch.size(); i++) {
       Boolean answer = cause == null ? owned.get(i) : null;
       Throwable unknown = cause != null ? cause : answer == null
           ? new BackendUnavailableException("the backend could not tell whether the lease is still held")
           : null;
-      batch.get(i).onRenewalReply(sentAt, Boolean.TRUE.equals(answer), unknown);
+      if (batch.get(i).onRenewalReply(sentAt, Boolean.TRUE.equals(answer), unknown)) {
+        nowUncertain.add(batch.get(i));
+        firstUnknown = firstUnknown == null ? unknown : firstUnknown;
+      }
+    }
+    if (!nowUncertain.isEmpty()) {
+      client.signals().reportUncertain(nowUncertain, "renewal failed: " + firstUnknown.getMessage());
     }
   }
 }

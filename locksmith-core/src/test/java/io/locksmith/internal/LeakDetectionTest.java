@@ -1,6 +1,7 @@
 package io.locksmith.internal;
 
-import static io.locksmith.internal.LogCapture.eventually;
+import io.locksmith.testkit.LogCapture;
+import static io.locksmith.testkit.LogCapture.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.ClientOptions;

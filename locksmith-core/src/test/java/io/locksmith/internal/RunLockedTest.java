@@ -1,5 +1,6 @@
 package io.locksmith.internal;
 
+import io.locksmith.testkit.LogCapture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

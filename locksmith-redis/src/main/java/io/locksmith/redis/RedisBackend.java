@@ -26,6 +26,7 @@ import io.locksmith.LockKind;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
+import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.LockBackend;
 import io.locksmith.spi.LockOps;
 import io.locksmith.spi.Primitive;
@@ -158,6 +159,16 @@ final class RedisBackend implements LockBackend {
   private final Map<String, String> evictionPolicies = new ConcurrentHashMap<>();
   /** Both sides of the read-write lock, over this backend's connections. */
   private final RedisReadWriteOps readWrite = new RedisReadWriteOps(this);
+  /**
+   * One master (direct or through Sentinel): whether the command connection is up, and whether the
+   * wake-up channel is subscribed; see {@link #connectionStates}.
+   */
+  private volatile boolean commandUp = true;
+  private volatile boolean channelUp = true;
+  /** {@link io.locksmith.spi.BackendEvents#connectionLost} was reported, and no restoration since. */
+  private final AtomicBoolean reportedLost = new AtomicBoolean();
+  /** Cluster: the wake-up channel was subscribed once (a later subscription is a re-subscription). */
+  private volatile boolean subscribedOnce;
 
   RedisBackend(RedisURI uri, Duration commandTimeout, Duration waiterRecheck, Duration fenceRetention) {
     this(uri, commandTimeout, waiterRecheck, fenceRetention, TokenRule.TIME_FLOORED, null);
@@ -427,6 +438,7 @@ final class RedisBackend implements LockBackend {
         .thenCompose(conn -> {
           opened.add(conn);
           conn.setTimeout(commandTimeout);
+          conn.addListener(connectionStates);
           List<CompletableFuture<String>> loads = new ArrayList<>();
           for (RedisScript script : RedisScript.ALL) {
             loads.add(conn.async().scriptLoad(script.text).toCompletableFuture().thenApply(sha -> {
@@ -451,12 +463,15 @@ final class RedisBackend implements LockBackend {
                 opened.add(ps);
                 ps.setTimeout(commandTimeout);
                 ps.addListener(wakeListener());
+                ps.addListener(connectionStates);
                 return ps.async().subscribe(channel).toCompletableFuture().thenAccept(v -> {
                   StatefulRedisPubSubConnection<String, String> replacedPubsub = pubsub;
                   StatefulRedisConnection<String, String> replaced = connection;
                   pubsub = ps;
                   connection = conn;
                   commands = conn.async();
+                  commandUp = true;
+                  channelUp = true;
                   // a pair this one replaces (Sentinel: still on the old master) goes; what is
                   // pending on it fails now instead of at its timeout
                   if (replaced != null) {
@@ -468,6 +483,10 @@ final class RedisBackend implements LockBackend {
                       l.retireAll();
                     }
                   }
+                  // leases may have been lost while this node was unreachable, or the new pair leads to
+                  // another master: every lease is verified now (none at the first connect)
+                  reportedLost.set(false);
+                  context.events().connectionRestored();
                 });
               });
         });
@@ -511,12 +530,78 @@ final class RedisBackend implements LockBackend {
   /**
    * The wake-up channel is subscribed: at connect (nobody waits yet) or again after the pub/sub connection
    * dropped and came back, possibly on another node. A release published meanwhile went unheard, so every
-   * registered waiter of this client re-checks now rather than at its backstop. Runs on a Lettuce I/O thread.
+   * registered waiter of this client re-checks now rather than at its backstop. So may a force-unlock
+   * notice, and the server may have restarted empty: the client's leases are verified (see {@link
+   * #connectionStates}; on a Cluster, at every re-subscription). Runs on a Lettuce I/O thread.
    */
   private void onSubscribed() {
     if (!registeredWaiters.isEmpty()) {
       log.debug("wake-up channel subscribed again; {} waiter(s) re-check", registeredWaiters.size());
       registeredWaiters.forEach((waiterId, name) -> context.wakeups().wake(name, waiterId));
+    }
+    if (cluster != null) {
+      if (subscribedOnce && !closed) {
+        context.events().connectionRestored();
+      }
+      subscribedOnce = true;
+    } else {
+      channelUp = true;
+      restoredIfBothUp();
+    }
+  }
+
+  /**
+   * One master (direct or through Sentinel): tells the client's leases when this client's connection pair
+   * drops and when it is back ({@link io.locksmith.spi.BackendEvents}). Lost: the moment either the command
+   * connection or the pub/sub connection drops, since renewals no longer reach the server, or eviction
+   * notices no longer reach this client. Restored: once the command connection is connected again (Lettuce
+   * reports that after it re-ran the connection handshake, so it accepts commands) and the wake-up channel
+   * is subscribed again; the client then verifies every lease, which is how a server that restarted empty
+   * (or a replica promoted without the lock) is found out in one round trip. Events of connections this
+   * backend no longer uses (a pair replaced after a failover) are ignored.
+   *
+   * <p>Redis Cluster is not covered: its command connection is one connection per node, and a node that
+   * drops concerns only the leases in its slots, which learn it at their next renewal; a re-subscription of
+   * the wake-up channel (its node went away) verifies every lease.
+   */
+  private final RedisConnectionStateListener connectionStates = new RedisConnectionStateListener() {
+    @Override
+    public void onRedisConnected(RedisChannelHandler<?, ?> c, SocketAddress address) {
+      if (c == connection) {
+        commandUp = true;
+        restoredIfBothUp();
+      }
+    }
+
+    @Override
+    public void onRedisDisconnected(RedisChannelHandler<?, ?> c) {
+      if (c == connection) {
+        commandUp = false;
+        lost("the command connection to " + description() + " dropped");
+      } else if (c == pubsub) {
+        channelUp = false;
+        lost("the wake-up channel's connection to " + description() + " dropped");
+      }
+    }
+  };
+
+  /**
+   * @return whether both connections of this node are up as far as this backend knows (Redlock counts its
+   *     connected nodes with it)
+   */
+  boolean connectionUp() {
+    return commands != null && commandUp && channelUp && !closed;
+  }
+
+  private void lost(String cause) {
+    if (!closed && reportedLost.compareAndSet(false, true)) {
+      context.events().connectionLost(cause);
+    }
+  }
+
+  private void restoredIfBothUp() {
+    if (commandUp && channelUp && !closed && reportedLost.compareAndSet(true, false)) {
+      context.events().connectionRestored();
     }
   }
 
@@ -554,6 +639,10 @@ final class RedisBackend implements LockBackend {
     if (!channel.equals(channelPrefix + context.clientId()) || space <= 0 || space + 2 > message.length()) {
       return;
     }
+    if (message.charAt(0) == '!') {
+      onEvictionNotice(message.substring(1, space), message.charAt(space + 1), message.substring(space + 2));
+      return;
+    }
     String waiterId = message.substring(0, space);
     char tag = message.charAt(space + 1);
     String name = message.substring(space + 2);
@@ -562,6 +651,35 @@ final class RedisBackend implements LockBackend {
       if (ops != null) {
         ops.passWakeup(name, waiterId);
       }
+    }
+  }
+
+  /**
+   * A notice from a script that removed a hold of this client (evict-notice.lua): {@code "!<owner>
+   * <tag><name>"}. The client marks the lease of that owner, kind and name lost; it checks the owner id.
+   */
+  private void onEvictionNotice(String owner, char tag, String name) {
+    HoldKind kind = holdKindForTag(tag);
+    if (kind != null && !owner.isEmpty()) {
+      log.debug("notice: hold of {} on '{}' ({}) was force-unlocked", owner, name, kind);
+      context.events().ownerEvicted(kind, name, owner, "force-unlocked");
+    }
+  }
+
+  private static HoldKind holdKindForTag(char tag) {
+    switch (tag) {
+      case EXCLUSIVE_TAG:
+        return HoldKind.EXCLUSIVE;
+      case RedisFairLock.TAG:
+        return HoldKind.FAIR;
+      case RedisSemaphore.TAG:
+        return HoldKind.PERMIT;
+      case RedisReadWriteOps.READ_TAG:
+        return HoldKind.READ;
+      case RedisReadWriteOps.WRITE_TAG:
+        return HoldKind.WRITE;
+      default:
+        return null;
     }
   }
 

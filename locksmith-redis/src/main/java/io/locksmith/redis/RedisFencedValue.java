@@ -4,6 +4,7 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisScriptingCommands;
+import io.locksmith.NoFencingTokenException;
 import io.locksmith.StaleTokenException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -41,7 +42,9 @@ import java.util.function.Function;
  * <p>Every reader and writer of the value must go through this class with its token: a plain {@code GET}
  * followed by {@link #write(long, String)} is the write-only fence again. The fence key has no expiry;
  * delete it with the data. Tokens are compared as Lua numbers (doubles), so they must lie in
- * [0, 2<sup>53</sup>]; Locksmith's tokens (about 1.7 × 10<sup>15</sup>) do.
+ * [1, 2<sup>53</sup>]; Locksmith's tokens (about 1.7 × 10<sup>15</sup>) do. Token 0 is
+ * {@link io.locksmith.Lease#NO_FENCING_TOKEN}, what a degraded (JVM-local) lease carries: it is refused
+ * with {@link NoFencingTokenException} before anything is sent.
  *
  * <p><b>Thread-safety.</b> Immutable, and thread-safe if the given commands are (Lettuce's synchronous
  * commands of one connection are). <b>Failure.</b> Each call is one script on the given connection,
@@ -147,6 +150,8 @@ public final class RedisFencedValue {
    * @param token the lease's fencing token
    * @return the value, or empty if the key does not exist
    * @throws StaleTokenException if a larger token has already been admitted; nothing was read or changed
+   * @throws NoFencingTokenException if {@code token} is {@link io.locksmith.Lease#NO_FENCING_TOKEN} (0, a
+   *     degraded lease's); nothing is sent
    * @throws IllegalArgumentException if {@code token} is negative or above 2<sup>53</sup>
    * @throws io.lettuce.core.RedisException if the command fails or times out (see the class comment)
    */
@@ -164,6 +169,8 @@ public final class RedisFencedValue {
    * @param value the new value
    * @throws StaleTokenException if a larger token has been admitted; nothing was written
    * @throws NullPointerException if {@code value} is null
+   * @throws NoFencingTokenException if {@code token} is {@link io.locksmith.Lease#NO_FENCING_TOKEN} (0, a
+   *     degraded lease's); nothing is sent
    * @throws IllegalArgumentException if {@code token} is negative or above 2<sup>53</sup>
    * @throws io.lettuce.core.RedisException if the command fails or times out (see the class comment)
    */
@@ -183,6 +190,8 @@ public final class RedisFencedValue {
    * @throws StaleTokenException if a larger token was admitted before the read or before the write;
    *     in the second case the read happened and {@code change} ran, but nothing was written
    * @throws NullPointerException if {@code change} is null or returns null (nothing is written)
+   * @throws NoFencingTokenException if {@code token} is {@link io.locksmith.Lease#NO_FENCING_TOKEN} (0, a
+   *     degraded lease's); nothing is sent
    * @throws IllegalArgumentException if {@code token} is negative or above 2<sup>53</sup>
    * @throws io.lettuce.core.RedisException if a command fails or times out (see the class comment)
    * @throws RuntimeException whatever {@code change} throws (nothing is written)
@@ -199,9 +208,13 @@ public final class RedisFencedValue {
     return "RedisFencedValue[" + keys[0] + ", fence " + keys[1] + "]";
   }
 
-  private static String checked(long token) {
+  private String checked(long token) {
+    if (token == io.locksmith.Lease.NO_FENCING_TOKEN) {
+      // a degraded (JVM-local) lease: refused before anything is sent, so the fence is untouched
+      throw new NoFencingTokenException(keys[0], token, 0);
+    }
     if (token < 0 || token > MAX_TOKEN) {
-      throw new IllegalArgumentException("a fencing token must be between 0 and 2^53 to compare exactly "
+      throw new IllegalArgumentException("a fencing token must be between 1 and 2^53 to compare exactly "
           + "in a Redis script, was " + token);
     }
     return Long.toString(token);

@@ -12,14 +12,14 @@ final class RedisScript {
   static final RedisScript ACQUIRE = loadWith("acquire.lua", "holds.lua");
   static final RedisScript RELEASE = loadWith("release.lua", "wake-next.lua", "holds.lua");
   static final RedisScript RENEW = load("renew.lua", false);
-  static final RedisScript FORCE_UNLOCK = load("force-unlock.lua", true);
+  static final RedisScript FORCE_UNLOCK = loadWith("force-unlock.lua", "wake-next.lua", "evict-notice.lua");
   static final RedisScript PASS_WAKEUP = load("pass-wakeup.lua", true);
   static final RedisScript INSPECT = load("inspect.lua", false);
   static final RedisScript RAISE_FENCE = load("raise-fence.lua", false);
   // the fair lock's scripts; all but the inspection share the fair-queue.lua prelude
   static final RedisScript FAIR_ACQUIRE = loadWith("fair-acquire.lua", "fair-queue.lua", "holds.lua");
   static final RedisScript FAIR_RELEASE = loadWith("fair-release.lua", "fair-queue.lua", "holds.lua");
-  static final RedisScript FAIR_FORCE_UNLOCK = fair("fair-force-unlock.lua");
+  static final RedisScript FAIR_FORCE_UNLOCK = loadWith("fair-force-unlock.lua", "fair-queue.lua", "evict-notice.lua");
   static final RedisScript FAIR_PASS_WAKEUP = fair("fair-pass-wakeup.lua");
   static final RedisScript FAIR_CANCEL = fair("fair-cancel.lua");
   static final RedisScript FAIR_INSPECT = new RedisScript("fair-inspect.lua", read("fair-inspect.lua"));
@@ -30,7 +30,8 @@ final class RedisScript {
   static final RedisScript SEM_SET_PERMITS = semaphore("sem-set-permits.lua");
   static final RedisScript SEM_DESCRIBE = semaphore("sem-describe.lua");
   static final RedisScript SEM_INSPECT = semaphore("sem-inspect.lua");
-  static final RedisScript SEM_FORCE_UNLOCK = semaphore("sem-force-unlock.lua");
+  static final RedisScript SEM_FORCE_UNLOCK =
+      loadWith("sem-force-unlock.lua", "wake-next.lua", "sem-prelude.lua", "evict-notice.lua");
   static final RedisScript SEM_PASS_WAKEUP = semaphore("sem-pass-wakeup.lua");
   // read-write lock (RedisReadWriteOps): each script is rw-prelude.lua + its own text
   static final RedisScript RW_ACQUIRE_READ = loadWith("rw-acquire-read.lua", "rw-prelude.lua");
@@ -41,7 +42,7 @@ final class RedisScript {
   static final RedisScript RW_CANCEL_WAIT = loadWith("rw-cancel-wait.lua", "rw-prelude.lua");
   static final RedisScript RW_PASS_WAKEUP = loadWith("rw-pass-wakeup.lua", "rw-prelude.lua");
   static final RedisScript RW_INSPECT = loadWith("rw-inspect.lua", "rw-prelude.lua");
-  static final RedisScript RW_FORCE_UNLOCK = loadWith("rw-force-unlock.lua", "rw-prelude.lua");
+  static final RedisScript RW_FORCE_UNLOCK = loadWith("rw-force-unlock.lua", "rw-prelude.lua", "evict-notice.lua");
   static final RedisScript[] ALL =
       {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
           FAIR_ACQUIRE, FAIR_RELEASE, FAIR_FORCE_UNLOCK, FAIR_PASS_WAKEUP, FAIR_CANCEL, FAIR_INSPECT,

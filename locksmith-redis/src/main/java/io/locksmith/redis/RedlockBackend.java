@@ -11,6 +11,8 @@ import io.locksmith.LockKind;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
+import io.locksmith.spi.BackendEvents;
+import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.LockBackend;
 import io.locksmith.spi.RenewRequest;
 import java.time.Duration;
@@ -20,6 +22,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -60,6 +64,12 @@ final class RedlockBackend implements LockBackend {
   private final long retryDelayMillis;
   private final ClientResources resources;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** The client's events; see {@link NodeEvents}. */
+  private volatile BackendEvents events = BackendEvents.NONE;
+  /** Whether {@link BackendEvents#connectionLost} was reported and the quorum has not come back since. */
+  private final AtomicBoolean quorumLostReported = new AtomicBoolean();
+  /** Eviction notices per hold (kind, name, owner): the nodes that reported it, and when the first did. */
+  private final Map<String, Evictions> evictions = new ConcurrentHashMap<>();
 
   RedlockBackend(List<io.lettuce.core.RedisURI> uris, Duration nodeTimeout, Duration retryDelay,
       Duration waiterRecheck, Duration fenceRetention) {
@@ -121,13 +131,19 @@ final class RedlockBackend implements LockBackend {
     return nodes.stream().map(RedisBackend::description).toList();
   }
 
-  /** Connects to every node at once; a minority may be down and is retried on use. */
+  /**
+   * Connects to every node at once; a minority may be down and is retried on use. Each node reports its
+   * connection and eviction events to {@link NodeEvents}, which tells the client only what concerns a
+   * Redlock lease as a whole.
+   */
   @Override
   public void open(BackendContext context) {
+    this.events = context.events();
     List<CompletableFuture<Void>> connects = new ArrayList<>();
-    for (RedisBackend node : nodes) {
+    for (int i = 0; i < nodes.size(); i++) {
+      RedisBackend node = nodes.get(i);
       try {
-        connects.add(node.openAsync(context));
+        connects.add(node.openAsync(context.withEvents(new NodeEvents(i))));
       } catch (RuntimeException e) {
         connects.add(CompletableFuture.failedFuture(e));
       }
@@ -687,6 +703,78 @@ final class RedlockBackend implements LockBackend {
       }
       return values.stream().anyMatch(Boolean.TRUE::equals);
     });
+  }
+
+  // ------------------------------------------------------------------ lease signals
+
+  /** The nodes that reported removing one hold, and when the first did. */
+  private record Evictions(Set<Integer> nodes, long since) {}
+
+  /** Nodes kept after the first report of an eviction the others never confirm (e.g. one node's own). */
+  private static final long EVICTION_MEMORY_NANOS = TimeUnit.MINUTES.toNanos(1);
+  /** Holds whose partial evictions are remembered at most. */
+  private static final int EVICTIONS_MAX = 1024;
+
+  /**
+   * One node's events, combined into what holds for a Redlock lease. A lease is a hold on a majority, so
+   * losing one node's connection changes nothing for it: the client hears {@code connectionLost} only when
+   * fewer nodes than the quorum are connected (then no renewal can confirm any lease), and an eviction only
+   * once so many nodes reported removing the hold that the others could not make a majority for it (a
+   * force-unlock reaches every node, so that is at once). Every node that comes back has every lease
+   * verified: a node that restarted empty may have taken the majority of a lease with it.
+   */
+  private final class NodeEvents implements BackendEvents {
+    private final int node;
+
+    NodeEvents(int node) {
+      this.node = node;
+    }
+
+    @Override
+    public void connectionLost(String cause) {
+      int connected = connectedNodes();
+      if (connected < quorum && !closed.get() && quorumLostReported.compareAndSet(false, true)) {
+        events.connectionLost("only " + connected + " of " + nodes.size() + " Redlock nodes are connected, "
+            + quorum + " needed (" + cause + ")");
+      } else {
+        log.debug("Redlock node {} disconnected ({}); {} of {} connected", nodes.get(node).description(), cause,
+            connected, nodes.size());
+      }
+    }
+
+    @Override
+    public void connectionRestored() {
+      if (connectedNodes() >= quorum) {
+        quorumLostReported.set(false);
+      }
+      events.connectionRestored();
+    }
+
+    @Override
+    public void ownerEvicted(HoldKind kind, String name, String owner, String cause) {
+      String hold = kind + " " + owner + " " + name;
+      long now = System.nanoTime();
+      if (evictions.size() >= EVICTIONS_MAX) {
+        evictions.values().removeIf(e -> now - e.since() > EVICTION_MEMORY_NANOS);
+      }
+      Evictions e = evictions.computeIfAbsent(hold, h -> new Evictions(ConcurrentHashMap.newKeySet(), now));
+      e.nodes().add(node);
+      if (e.nodes().size() > nodes.size() - quorum && evictions.remove(hold, e)) {
+        events.ownerEvicted(kind, name, owner, cause + " on " + e.nodes().size() + " of " + nodes.size()
+            + " Redlock nodes");
+      }
+    }
+  }
+
+  /** @return how many nodes have both connections up, as far as each knows */
+  int connectedNodes() {
+    int n = 0;
+    for (RedisBackend node : nodes) {
+      if (node.connectionUp()) {
+        n++;
+      }
+    }
+    return n;
   }
 
   /** Idempotent: a failed {@link #open} closes, and so does the client that called it. */

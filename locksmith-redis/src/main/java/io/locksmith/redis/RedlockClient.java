@@ -84,6 +84,11 @@ public final class RedlockClient extends ForwardingLockClient {
     return backend.nodeDescriptions();
   }
 
+  /** @return how many nodes have both connections up as far as this client knows (for tests) */
+  int connectedNodes() {
+    return backend.connectedNodes();
+  }
+
   @Override
   public String toString() {
     return "RedlockClient[" + nodes() + ", id=" + clientId() + "]";

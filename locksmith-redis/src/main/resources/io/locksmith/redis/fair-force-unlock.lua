@@ -1,8 +1,11 @@
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] places; ARGV[1] channel prefix, ARGV[2] tag + name
--- Deletes the lock whoever holds it and wakes the head of the queue. Returns 1 if a lock was deleted.
+-- Deletes the lock whoever holds it, tells its owner (evict-notice.lua) and wakes the head of the
+-- queue. Returns 1 if a lock was deleted.
 redis.replicate_commands()
+local owner = redis.call('HGET', KEYS[1], 'o')
 if redis.call('DEL', KEYS[1]) == 0 then
   return 0
 end
+notify_evicted(ARGV[1], owner, ARGV[2])
 fair_wake_head(KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 return 1

@@ -1,5 +1,6 @@
 package io.locksmith.redis;
 
+import io.locksmith.testkit.LogCapture;
 import static io.locksmith.tck.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -44,7 +45,7 @@ class RedisEvictionPolicyTest {
   @Test
   void aVolatilePolicyIsReportedWithAWarnNamingTheRisk() throws Exception {
     try (RedisServer server = serverWith("volatile-lru");
-        StderrCapture stderr = new StderrCapture();
+        LogCapture stderr = new LogCapture();
         RedisLockClient locks = RedisLockClient.create(server.uri())) {
       String warn = warnings(stderr.text());
       assertThat(warn).as("the WARN at start").contains("127.0.0.1:" + server.port())
@@ -58,7 +59,7 @@ class RedisEvictionPolicyTest {
   @Test
   void noevictionIsCheckedAndNotWarnedAbout() throws Exception {
     try (RedisServer server = RedisServer.start();
-        StderrCapture stderr = new StderrCapture();
+        LogCapture stderr = new LogCapture();
         RedisLockClient locks = RedisLockClient.create(server.uri())) {
       assertThat(locks.backend.evictionPolicies()).containsValue("noeviction");
       assertThat(warnings(stderr.text())).isEmpty();
@@ -71,7 +72,7 @@ class RedisEvictionPolicyTest {
       server.command("ACL", "SETUSER", "locker", "on", ">secret", "~*", "&*", "+@all", "-config");
       String uri = "redis://locker:secret@" + server.host() + ":" + server.port();
       long start = System.nanoTime();
-      try (StderrCapture stderr = new StderrCapture();
+      try (LogCapture stderr = new LogCapture();
           RedisLockClient locks = RedisLockClient.builder().uri(uri).commandTimeout(Duration.ofSeconds(5))
               .build()) {
         long startMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
@@ -102,7 +103,7 @@ class RedisEvictionPolicyTest {
     RedisCluster cluster = CLUSTER.get();
     RedisServer evicting = cluster.masters().get(1);
     evicting.command("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu");
-    try (StderrCapture stderr = new StderrCapture();
+    try (LogCapture stderr = new LogCapture();
         RedisLockClient locks = RedisLockClient.builder()
             .uri(cluster.seedUri().replace("redis://", "redis-cluster://"))
             .options(ClientOptions.builder().namespace("eviction").build()).build()) {
@@ -120,7 +121,7 @@ class RedisEvictionPolicyTest {
   @Test
   void everyRedlockNodeIsChecked() throws Exception {
     List<RedisServer> nodes = List.of(serverWith("volatile-random"), RedisServer.start(), RedisServer.start());
-    try (StderrCapture stderr = new StderrCapture();
+    try (LogCapture stderr = new LogCapture();
         RedlockClient locks = RedlockClient.builder().nodes(nodes.stream().map(RedisServer::uri).toList())
             .nodeTimeout(Duration.ofSeconds(2)).build()) {
       // Redlock may start once a majority is connected: the third node's check can come a little later

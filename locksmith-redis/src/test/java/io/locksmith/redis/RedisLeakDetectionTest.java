@@ -1,5 +1,6 @@
 package io.locksmith.redis;
 
+import io.locksmith.testkit.LogCapture;
 import static io.locksmith.tck.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,7 +30,7 @@ class RedisLeakDetectionTest {
 
   @Test
   void aDroppedLeaseIsReportedAndReleasedInsteadOfRenewedForever() throws Exception {
-    try (WarnCapture log = new WarnCapture();
+    try (LogCapture log = new LogCapture();
         RedisLockClient holder = RedisLockClient.create(REDIS.server().uri());
         RedisLockClient other = RedisLockClient.create(REDIS.server().uri())) {
       acquireAndForget(holder.lock("dropped", WATCHED));
@@ -47,7 +48,7 @@ class RedisLeakDetectionTest {
 
   @Test
   void aHoldWhoseThreadEndedIsReportedAndReleased() throws Exception {
-    try (WarnCapture log = new WarnCapture();
+    try (LogCapture log = new LogCapture();
         RedisLockClient holder = RedisLockClient.create(REDIS.server().uri());
         RedisLockClient other = RedisLockClient.create(REDIS.server().uri())) {
       DistributedLock lock = holder.lock("orphan", WATCHED);

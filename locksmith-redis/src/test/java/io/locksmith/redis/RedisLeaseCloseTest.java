@@ -1,5 +1,6 @@
 package io.locksmith.redis;
 
+import io.locksmith.testkit.LogCapture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -36,7 +37,7 @@ class RedisLeaseCloseTest {
   @Test
   void closeAfterTheBodyLogsAReleaseThatCannotReachRedisAndTheLockExpires() throws Exception {
     RedisServer server = REDIS.server();
-    try (WarnCapture log = new WarnCapture();
+    try (LogCapture log = new LogCapture();
         TcpProxy proxy = TcpProxy.start(server.host(), server.port());
         RedisLockClient direct = RedisLockClient.create(server.uri());
         RedisLockClient client = through(proxy)) {
@@ -78,7 +79,7 @@ class RedisLeaseCloseTest {
   @Test
   void runLockedReturnsTheTasksResultWhenOnlyTheUnlockFails() throws Exception {
     RedisServer server = REDIS.server();
-    try (WarnCapture log = new WarnCapture();
+    try (LogCapture log = new LogCapture();
         TcpProxy proxy = TcpProxy.start(server.host(), server.port());
         RedisLockClient client = through(proxy)) {
       String result = client.lock("task", LEASE).callLocked(Duration.ofSeconds(5), () -> {

@@ -1,5 +1,6 @@
 package io.locksmith.redis;
 
+import io.locksmith.testkit.LogCapture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -28,7 +29,7 @@ class RedisSemaphoreCountTest {
 
   @Test
   void aDeclaredCountThatIsNotInForceIsWarnedOnceAndNamedInTheTimeout() throws Exception {
-    try (WarnCapture log = new WarnCapture();
+    try (LogCapture log = new LogCapture();
         RedisLockClient first = RedisLockClient.create(REDIS.server().uri());
         RedisLockClient second = RedisLockClient.create(REDIS.server().uri())) {
       DistributedSemaphore two = first.semaphore("exports", 2);

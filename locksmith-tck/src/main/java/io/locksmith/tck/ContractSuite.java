@@ -30,6 +30,19 @@ public abstract class ContractSuite {
   /** @return a new client of the backend under test, with its own connections; the suite closes it */
   protected abstract LockClient newClient();
 
+  /**
+   * How soon a holder whose hold an operator force-unlocked must see its lease {@code LOST}, with a 30 s
+   * watched lease (whose first renewal is 10 s away): the backend tells the evicted holder, rather than
+   * letting it find out at its next renewal. The default is generous for a loaded machine and still far
+   * below that renewal. A backend that cannot tell evicted holders overrides it with the bound it does
+   * keep and documents why.
+   *
+   * @return the bound
+   */
+  protected Duration evictionNoticeBound() {
+    return Duration.ofSeconds(2);
+  }
+
   /** @return a client the suite closes after the test */
   protected final LockClient client() {
     LockClient c = newClient();

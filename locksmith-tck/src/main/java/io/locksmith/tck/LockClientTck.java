@@ -339,6 +339,34 @@ public abstract class LockClientTck extends ContractSuite {
     taken.release();
   }
 
+  /**
+   * Regression (issue 13 item 5): a force-unlocked holder said {@code HELD} until its next renewal (3.2 s
+   * with the default lease, 9 s for the fair lock) while another client held the lock. It is told now:
+   * that lease, and no other lease of its client, becomes {@code LOST} within {@link
+   * #evictionNoticeBound()}.
+   */
+  @Test
+  void forceUnlockTellsTheEvictedHolderAtOnce() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    LockOptions longLease = LockOptions.watched(Duration.ofSeconds(30));
+    Lease evicted = lock(a, name(), longLease).acquire();
+    Lease bystander = lock(a, name() + "/bystander", longLease).acquire();
+    CountDownLatch lost = new CountDownLatch(1);
+    evicted.onLost(lost::countDown);
+    assertThat(lock(b, name()).forceUnlock()).isTrue();
+    assertThat(lost.await(evictionNoticeBound().toMillis(), TimeUnit.MILLISECONDS))
+        .as("LOST within %s of the force-unlock, not at its renewal 10 s after the grant", evictionNoticeBound())
+        .isTrue();
+    assertThat(evicted.state()).isEqualTo(LeaseState.LOST);
+    assertThat(bystander.state()).as("another lock of the same client").isEqualTo(LeaseState.HELD);
+    Lease next = lock(b, name()).tryAcquire().orElseThrow();
+    assertThat(evicted.release()).isFalse();
+    assertThat(next.isHeld()).isTrue();
+    next.release();
+    assertThat(bystander.release()).isTrue();
+  }
+
   @Test
   void fencingTokensStrictlyIncreaseOverSuccessiveGrants() throws Exception {
     LockClient a = client();

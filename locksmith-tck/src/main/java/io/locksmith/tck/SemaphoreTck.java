@@ -13,6 +13,7 @@ import io.locksmith.SemaphoreInfo;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -182,6 +183,30 @@ public abstract class SemaphoreTck extends ContractSuite {
   }
 
   // ------------------------------------------------------------------ the permit count
+
+  /**
+   * Regression (issue 13 item 5): a force-unlock tells every evicted permit holder, in every client, so
+   * that each permit's lease is {@code LOST} within {@link #evictionNoticeBound()} rather than at its next
+   * renewal.
+   */
+  @Test
+  void forceUnlockTellsEveryEvictedPermitHolderAtOnce() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    LockClient operator = client();
+    LockOptions longLease = LockOptions.watched(Duration.ofSeconds(30));
+    List<Lease> permits = List.of(a.semaphore(name(), 3, longLease).acquire(),
+        a.semaphore(name(), 3, longLease).acquire(), b.semaphore(name(), 3, longLease).acquire());
+    CountDownLatch lost = new CountDownLatch(permits.size());
+    permits.forEach(p -> p.onLost(lost::countDown));
+    assertThat(operator.semaphore(name(), 3).forceUnlock()).isTrue();
+    assertThat(lost.await(evictionNoticeBound().toMillis(), TimeUnit.MILLISECONDS))
+        .as("every permit LOST within %s of the force-unlock", evictionNoticeBound()).isTrue();
+    for (Lease p : permits) {
+      assertThat(p.state()).isEqualTo(LeaseState.LOST);
+    }
+    assertThat(operator.semaphore(name(), 3).describe().taken()).isZero();
+  }
 
   @Test
   void describeReportsPermitsTakenAndWaiters() throws Exception {

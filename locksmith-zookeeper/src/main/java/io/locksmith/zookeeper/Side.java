@@ -46,6 +46,22 @@ enum Side {
     this.tag = tag;
   }
 
+  /** @return the kind of hold this side's leases are, for the core's eviction notices */
+  io.locksmith.spi.HoldKind holdKind() {
+    switch (this) {
+      case FAIR:
+        return io.locksmith.spi.HoldKind.FAIR;
+      case READ:
+        return io.locksmith.spi.HoldKind.READ;
+      case WRITE:
+        return io.locksmith.spi.HoldKind.WRITE;
+      case PERMIT:
+        return io.locksmith.spi.HoldKind.PERMIT;
+      default:
+        return io.locksmith.spi.HoldKind.EXCLUSIVE;
+    }
+  }
+
   /**
    * What a node at {@code index} of {@code queue} may do.
    *

@@ -110,6 +110,7 @@ final class ZooKeeperBackend implements LockBackend {
   @Override
   public void open(BackendContext context) {
     this.context = context;
+    this.events = LeaseEvents.both(new LoggingLeaseEvents(), LeaseEvents.to(context.events()));
     this.base = settings.chroot() + "/" + context.namespace();
     this.exclusive = new QueueOps(this, Side.EXCLUSIVE, 0);
     CuratorFramework client = settings.curator();
@@ -486,7 +487,42 @@ final class ZooKeeperBackend implements LockBackend {
       waiters.remove(waiterId, h);
     }
     armLossCheck(h);
+    watchHeld(h);
     return true;
+  }
+
+  /**
+   * Watches a held node for its deletion by someone else (an operator's force-unlock, a write phase ended
+   * for it), so that the holder is told at once instead of at its next renewal. Sent without waiting for
+   * the reply: the grant is not delayed. A node already gone by then is reported the same way.
+   */
+  private void watchHeld(Hold h) {
+    String path;
+    synchronized (h) {
+      path = h.path;
+    }
+    if (path == null) {
+      return;
+    }
+    try {
+      curator.checkExists().usingWatcher(h.watcher).inBackground((c, event) -> {
+        if (Code.get(event.getResultCode()) == Code.NONODE) {
+          evicted(h, path);
+        }
+      }).forPath(path);
+    } catch (Exception e) {
+      log.debug("could not watch {}: {}", path, e.toString());
+    }
+  }
+
+  /** A held node was deleted, and not by this client's release or expiry. */
+  private void evicted(Hold h, String path) {
+    synchronized (h) {
+      if (h.gone || !h.granted || h.lost || !path.equals(h.path)) {
+        return; // released, expired or given up here; or not the node it holds now
+      }
+    }
+    lost(h, "its node was deleted by another client (a force-unlock)");
   }
 
   /**
@@ -562,6 +598,24 @@ final class ZooKeeperBackend implements LockBackend {
   private void onWatch(Hold h, WatchedEvent event) {
     if (event.getType() == Watcher.Event.EventType.None) {
       return; // connection state: the session handling below deals with it
+    }
+    String own;
+    boolean granted;
+    synchronized (h) {
+      own = h.path;
+      granted = h.granted;
+    }
+    if (own != null && own.equals(event.getPath())) { // the hold's own node
+      if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
+        if (granted) {
+          evicted(h, own);
+        } else {
+          wakeWaiter(h, false); // a waiter whose node went: it queues again
+        }
+      } else if (granted) {
+        watchHeld(h); // a data change (a permit's mark) used the watch up
+      }
+      return;
     }
     wakeWaiter(h, true);
   }
@@ -781,9 +835,9 @@ final class ZooKeeperBackend implements LockBackend {
 
   // ------------------------------------------------------------------ diagnostics
 
-  /** For tests: replaces the lease event sink. */
-  void events(LeaseEvents events) {
-    this.events = events;
+  /** For tests: reports lease events to {@code observer} as well. */
+  void observe(LeaseEvents observer) {
+    this.events = LeaseEvents.both(events, observer);
   }
 
   /**
@@ -864,7 +918,7 @@ final class ZooKeeperBackend implements LockBackend {
     return settings.description();
   }
 
-  /** Logs what the core will learn from its next call on the lease. */
+  /** Logs at DEBUG what the core is told (it logs the state changes itself). */
   private static final class LoggingLeaseEvents implements LeaseEvents {
     @Override
     public void uncertain(String why) {
@@ -878,7 +932,8 @@ final class ZooKeeperBackend implements LockBackend {
 
     @Override
     public void lost(Side side, String name, String owner, String why) {
-      log.warn("lease on {} lock '{}' ({}) is lost: {}", side.name().toLowerCase(java.util.Locale.ROOT), name, owner, why);
+      log.debug("lease on {} lock '{}' ({}) is lost: {}", side.name().toLowerCase(java.util.Locale.ROOT), name, owner,
+          why);
     }
   }
 }

@@ -45,8 +45,12 @@ class ZooKeeperSessionTest {
         ZooKeeperLockClient holder = through(proxy, SESSION);
         ZooKeeperLockClient other = ZooKeeperLockClient.create(ZK.get().uri())) {
       LeaseEventLog log = new LeaseEventLog();
-      holder.backend.events(log);
+      holder.backend.observe(log);
       Lease lease = holder.lock(name, LONG).acquire();
+      java.util.concurrent.atomic.AtomicLong onLostAt = new java.util.concurrent.atomic.AtomicLong();
+      java.util.List<io.locksmith.LeaseState> states = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+      lease.addListener((l, from, to) -> states.add(to));
+      lease.onLost(() -> onLostAt.set(System.nanoTime()));
       CompletableFuture<Long> grantedAt = other.lock(name).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture()
           .thenApply(l -> {
             long at = System.nanoTime();
@@ -60,9 +64,18 @@ class ZooKeeperSessionTest {
       assertThat(lost).as("the holder declared its lease lost").isNotNull();
       assertThat(lost.name()).isEqualTo(name);
       long margin = granted - lost.nanos();
-      System.out.printf("[zk-partition] session %d ms: lost %d ms after the cut, the other client granted %d ms"
-          + " after the cut, margin %d ms%n", SESSION.toMillis(), TimeUnit.NANOSECONDS.toMillis(lost.nanos() - cut),
-          TimeUnit.NANOSECONDS.toMillis(granted - cut), TimeUnit.NANOSECONDS.toMillis(margin));
+      assertThat(onLostAt.get()).as("the lease's onLost ran").isNotZero();
+      long leaseMargin = granted - onLostAt.get();
+      System.out.printf("[zk-partition] session %d ms: lost %d ms after the cut (onLost ran %d ms after the cut),"
+          + " the other client granted %d ms after the cut, margin %d ms (onLost: %d ms)%n", SESSION.toMillis(),
+          TimeUnit.NANOSECONDS.toMillis(lost.nanos() - cut), TimeUnit.NANOSECONDS.toMillis(onLostAt.get() - cut),
+          TimeUnit.NANOSECONDS.toMillis(granted - cut), TimeUnit.NANOSECONDS.toMillis(margin),
+          TimeUnit.NANOSECONDS.toMillis(leaseMargin));
+      assertThat(leaseMargin).as("the lease was LOST, its onLost run, before the other client was granted")
+          .isPositive();
+      assertThat(lease.state()).isEqualTo(LeaseState.LOST);
+      assertThat(states).as("UNCERTAIN when the connection was suspended, then LOST").startsWith(LeaseState.UNCERTAIN)
+          .endsWith(LeaseState.LOST);
       assertThat(margin).as("lost %d ms before the other client was granted (cut off %d ms before that)",
           TimeUnit.NANOSECONDS.toMillis(margin), TimeUnit.NANOSECONDS.toMillis(granted - cut)).isPositive();
       assertThat(lost.nanos() - cut).as("declared within the session timeout of the cut")
@@ -70,7 +83,6 @@ class ZooKeeperSessionTest {
       assertThat(log.kinds()).as("uncertain first (suspended), then lost").startsWith("uncertain");
       proxy.heal();
       proxy.resetAll();
-      // the core learns it at the lease's next renewal (or at once, once the client can signal it)
       assertThat(lease.release()).as("the release reports the loss").isFalse();
       try (Lease again = holder.lock(name).acquire(Duration.ofSeconds(20))) {
         assertThat(again.fencingToken()).as("the holder works again, in a new session")
@@ -91,7 +103,7 @@ class ZooKeeperSessionTest {
         ZooKeeperLockClient holder = through(proxy, session);
         ZooKeeperLockClient other = ZooKeeperLockClient.create(ZK.get().uri())) {
       LeaseEventLog log = new LeaseEventLog();
-      holder.backend.events(log);
+      holder.backend.observe(log);
       Lease lease = holder.lock(name, LockOptions.watched(Duration.ofSeconds(9))).acquire();
       long sessionBefore = holder.backend.currentSession();
       proxy.blackhole();
@@ -101,12 +113,15 @@ class ZooKeeperSessionTest {
       proxy.resetAll();
       assertThat(eventually(Duration.ofSeconds(10), () -> log.first("uncertain") != null))
           .as("suspended").isTrue();
+      assertThat(eventually(Duration.ofSeconds(5), () -> lease.state() == LeaseState.UNCERTAIN
+          || log.first("restored") != null)).as("the lease UNCERTAIN at once").isTrue();
       assertThat(eventually(Duration.ofSeconds(10), () -> log.first("restored") != null))
           .as("reconnected in the same session").isTrue();
       assertThat(holder.backend.currentSession()).isEqualTo(sessionBefore);
       assertThat(log.first("lost")).as("nothing lost: %s", log.events()).isNull();
       assertThat(other.lock(name).tryAcquire()).as("still held").isEmpty();
-      assertThat(eventually(Duration.ofSeconds(10), () -> lease.state() == LeaseState.HELD)).isTrue();
+      assertThat(eventually(Duration.ofSeconds(10), () -> lease.state() == LeaseState.HELD))
+          .as("verified HELD again after the reconnection").isTrue();
       assertThat(lease.release()).isTrue();
     }
   }
@@ -122,7 +137,7 @@ class ZooKeeperSessionTest {
         ZooKeeperLockClient other = ZooKeeperLockClient.create(ZK.get().uri());
         RawZooKeeper raw = new RawZooKeeper(ZK.get().connectString())) {
       LeaseEventLog log = new LeaseEventLog();
-      holder.backend.events(log);
+      holder.backend.observe(log);
       Lease lease = holder.lock(name, LockOptions.watched(Duration.ofMillis(600))).acquire();
       CompletableFuture<Lease> next = other.lock(name).acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
       long session = holder.backend.currentSession();
@@ -130,7 +145,7 @@ class ZooKeeperSessionTest {
       Lease taken = next.get(10, TimeUnit.SECONDS);
       assertThat(eventually(Duration.ofSeconds(10), () -> log.first("lost") != null)).as("the holder was told").isTrue();
       assertThat(eventually(Duration.ofSeconds(10), () -> lease.state() == LeaseState.LOST))
-          .as("and so was its lease, at its next renewal").isTrue();
+          .as("and so was its lease").isTrue();
       assertThat(eventually(Duration.ofSeconds(10), () -> holder.backend.currentSession() != session))
           .as("a new session").isTrue();
       taken.release();

@@ -1,4 +1,4 @@
-package io.locksmith.internal;
+package io.locksmith.testkit;
 
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
@@ -8,15 +8,19 @@ import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
 /**
- * The log lines written while open, from every thread. slf4j-simple (the test binding) looks up {@code
- * System.err} at each log call, so replacing it sees everything; what is captured still reaches the real
- * stream. Not for tests that run in parallel.
+ * What is written to {@code System.err} while open, from every thread, still passed on to the real
+ * stream. Tests log through slf4j-simple, which looks up {@code System.err} at every log call (its
+ * default, uncached output), so this sees every log line, and a test can assert that a WARN was given.
+ *
+ * <p>Not thread-safe across tests: it swaps {@code System.err} for the whole JVM, so it is for tests that
+ * do not run in parallel. {@link #close()} puts the original stream back.
  */
-final class LogCapture implements AutoCloseable {
+public final class LogCapture implements AutoCloseable {
   private final PrintStream original = System.err;
   private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
 
-  LogCapture() {
+  /** Starts capturing. */
+  public LogCapture() {
     OutputStream tee = new OutputStream() {
       @Override
       public void write(int b) {
@@ -33,22 +37,31 @@ final class LogCapture implements AutoCloseable {
         }
         original.write(b, off, len);
       }
+
+      @Override
+      public void flush() {
+        original.flush();
+      }
     };
     System.setErr(new PrintStream(tee, true, StandardCharsets.UTF_8));
   }
 
   /** @return everything captured so far */
-  String text() {
+  public String text() {
     synchronized (captured) {
       return captured.toString(StandardCharsets.UTF_8);
     }
   }
 
-  /** @return how many captured lines contain {@code fragment} */
-  long lines(String fragment) {
+  /**
+   * @param fragment text to look for
+   * @return how many captured lines contain {@code fragment}
+   */
+  public long lines(String fragment) {
     return text().lines().filter(l -> l.contains(fragment)).count();
   }
 
+  /** Stops capturing and restores the original {@code System.err}. */
   @Override
   public void close() {
     System.err.flush();
@@ -56,12 +69,15 @@ final class LogCapture implements AutoCloseable {
   }
 
   /**
-   * Polls {@code condition} until it holds or {@code within} passes; the interval is that of an
-   * assertion, the condition is what is awaited.
+   * Polls {@code condition} every 10 ms until it holds or {@code within} passes: for log lines written by
+   * another thread, where there is nothing else to wait on.
    *
+   * @param within how long to wait
+   * @param condition what is awaited
    * @return whether it held in time
+   * @throws InterruptedException if interrupted while waiting
    */
-  static boolean eventually(Duration within, BooleanSupplier condition) throws InterruptedException {
+  public static boolean eventually(Duration within, BooleanSupplier condition) throws InterruptedException {
     long deadline = System.nanoTime() + within.toNanos();
     while (System.nanoTime() < deadline) {
       if (condition.getAsBoolean()) {

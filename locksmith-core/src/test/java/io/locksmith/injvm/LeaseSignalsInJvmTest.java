@@ -1,0 +1,298 @@
+package io.locksmith.injvm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.locksmith.Capabilities;
+import io.locksmith.ClientOptions;
+import io.locksmith.DistributedLock;
+import io.locksmith.DistributedReadWriteLock;
+import io.locksmith.Lease;
+import io.locksmith.LeaseLostException;
+import io.locksmith.LeaseState;
+import io.locksmith.LockClient;
+import io.locksmith.LockInfo;
+import io.locksmith.LockOptions;
+import io.locksmith.internal.DefaultLockClient;
+import io.locksmith.spi.AcquireMode;
+import io.locksmith.spi.AcquireReply;
+import io.locksmith.spi.BackendContext;
+import io.locksmith.spi.BackendEvents;
+import io.locksmith.spi.LockBackend;
+import io.locksmith.spi.LockOps;
+import io.locksmith.spi.Primitive;
+import io.locksmith.spi.RenewRequest;
+import io.locksmith.spi.SemaphoreOps;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The core's handling of {@link BackendEvents} (issue 13 item 5), on the in-JVM server: a client whose
+ * backend events the test reports by hand (connection lost and restored), and which does not hear the
+ * server's force-unlock notices, like a client whose notice went missing. The Redis counterpart with real
+ * connection drops is {@code io.locksmith.redis.RedisLeaseSignalsTest}.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class LeaseSignalsInJvmTest {
+  private static final LockOptions WATCHED = LockOptions.watched(Duration.ofSeconds(30));
+  private static final LockOptions FIXED = LockOptions.fixed(Duration.ofSeconds(30));
+
+  private final InJvmLockServer server = new InJvmLockServer();
+  private final List<LockClient> clients = new ArrayList<>();
+
+  @AfterEach
+  void close() {
+    server.setReachable(true);
+    clients.forEach(LockClient::close);
+  }
+
+  /** The in-JVM backend, opened with the server's notices swallowed; the test reports events by hand. */
+  private static final class DeafBackend implements LockBackend {
+    final InJvmBackend target;
+    volatile BackendEvents events;
+    /** While true, renewals are held until the test completes {@link #heldRenewal} itself. */
+    volatile boolean holdRenewals;
+    final java.util.concurrent.BlockingQueue<Runnable> heldRenewal = new java.util.concurrent.LinkedBlockingQueue<>();
+
+    DeafBackend(InJvmBackend target) {
+      this.target = target;
+    }
+
+    @Override
+    public void open(BackendContext context) {
+      events = context.events();
+      target.open(context.withEvents(BackendEvents.NONE));
+    }
+
+    @Override
+    public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis, AcquireMode mode,
+        String waiterId) {
+      return target.acquire(name, owner, leaseMillis, mode, waiterId);
+    }
+
+    @Override
+    public CompletionStage<Integer> release(String name, String owner, boolean all) {
+      return target.release(name, owner, all);
+    }
+
+    @Override
+    public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
+      if (!holdRenewals) {
+        return target.renew(requests);
+      }
+      java.util.concurrent.CompletableFuture<List<Boolean>> later = new java.util.concurrent.CompletableFuture<>();
+      heldRenewal.add(() -> target.renew(requests).whenComplete((v, f) -> {
+        if (f != null) {
+          later.completeExceptionally(f);
+        } else {
+          later.complete(v);
+        }
+      }));
+      return later;
+    }
+
+    @Override
+    public void cancelWait(String name, String waiterId) {
+      target.cancelWait(name, waiterId);
+    }
+
+    @Override
+    public void passWakeup(String name, String goneWaiterId) {
+      target.passWakeup(name, goneWaiterId);
+    }
+
+    @Override
+    public CompletionStage<Optional<LockInfo>> inspect(String name) {
+      return target.inspect(name);
+    }
+
+    @Override
+    public CompletionStage<Boolean> forceUnlock(String name) {
+      return target.forceUnlock(name);
+    }
+
+    @Override
+    public Capabilities capabilities() {
+      return target.capabilities();
+    }
+
+    @Override
+    public LockOps ops(Primitive primitive) {
+      return primitive == Primitive.EXCLUSIVE ? this : target.ops(primitive);
+    }
+
+    @Override
+    public SemaphoreOps semaphoreOps(int declaredPermits) {
+      return target.semaphoreOps(declaredPermits);
+    }
+
+    @Override
+    public void close() {
+      target.close();
+    }
+  }
+
+  private DeafBackend deaf;
+
+  private LockClient deafClient() {
+    deaf = new DeafBackend(new InJvmBackend(server));
+    LockClient c = new DefaultLockClient(deaf, ClientOptions.defaults());
+    clients.add(c);
+    return c;
+  }
+
+  private LockClient client() {
+    LockClient c = server.newClient();
+    clients.add(c);
+    return c;
+  }
+
+  /** The states a lease entered, each with a latch. */
+  private static final class Seen {
+    final Map<LeaseState, CountDownLatch> latches = new ConcurrentHashMap<>();
+    final List<LeaseState> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    Seen(Lease lease) {
+      for (LeaseState s : LeaseState.values()) {
+        latches.put(s, new CountDownLatch(1));
+      }
+      lease.addListener((l, from, to) -> {
+        order.add(to);
+        latches.get(to).countDown();
+      });
+    }
+
+    void await(LeaseState state) throws InterruptedException {
+      assertThat(latches.get(state).await(5, TimeUnit.SECONDS)).as("became %s", state).isTrue();
+    }
+  }
+
+  @Test
+  void aDroppedConnectionMakesLeasesUncertainAndOnlyAConfirmationMakesThemHeldAgain() throws Exception {
+    LockClient c = deafClient();
+    Lease watched = c.lock("drop-watched", WATCHED).acquire();
+    Lease fixed = c.lock("drop-fixed", FIXED).acquire();
+    Seen w = new Seen(watched);
+    Seen f = new Seen(fixed);
+
+    deaf.events.connectionLost("test: connection dropped");
+    w.await(LeaseState.UNCERTAIN);
+    f.await(LeaseState.UNCERTAIN);
+
+    // "reconnected", but the server does not answer the verification: nothing is HELD again. The
+    // verification's answer is delivered here, on this thread, so its effect is settled when it returns.
+    server.setReachable(false);
+    deaf.holdRenewals = true;
+    deaf.events.connectionRestored();
+    Runnable answer = deaf.heldRenewal.poll(5, TimeUnit.SECONDS);
+    assertThat(answer).as("a verification was sent at once").isNotNull();
+    answer.run();
+    assertThat(watched.state()).isEqualTo(LeaseState.UNCERTAIN);
+    assertThat(fixed.state()).isEqualTo(LeaseState.UNCERTAIN);
+    assertThat(w.order).containsExactly(LeaseState.UNCERTAIN);
+    assertThat(f.order).containsExactly(LeaseState.UNCERTAIN);
+
+    server.setReachable(true);
+    deaf.holdRenewals = false;
+    deaf.events.connectionRestored();
+    w.await(LeaseState.HELD);
+    f.await(LeaseState.HELD);
+    Duration serverLeft = client().lock("drop-fixed").inspect().orElseThrow().remainingTtl();
+    Duration left = fixed.remainingValidity(); // measured after the server's: it can only be less
+    assertThat(left).as("a fixed lease is confirmed, not extended").isLessThan(FIXED.leaseTime());
+    assertThat(serverLeft).as("the server keeps it at least as long as its holder believes it holds it")
+        .isGreaterThanOrEqualTo(left);
+    assertThat(watched.release()).isTrue();
+    assertThat(fixed.release()).isTrue();
+  }
+
+  @Test
+  void aVerificationFindsAHoldTheServerNoLongerHas() throws Exception {
+    LockClient c = deafClient();
+    Lease watched = c.lock("gone-watched", WATCHED).acquire();
+    Lease fixed = c.lock("gone-fixed", FIXED).acquire();
+    Seen w = new Seen(watched);
+    Seen f = new Seen(fixed);
+    // removed without this client being told (its notice went missing)
+    assertThat(client().lock("gone-watched").forceUnlock()).isTrue();
+    assertThat(client().lock("gone-fixed").forceUnlock()).isTrue();
+    assertThat(watched.state()).isEqualTo(LeaseState.HELD);
+
+    deaf.events.connectionRestored();
+    w.await(LeaseState.LOST);
+    f.await(LeaseState.LOST);
+    assertThat(w.order).containsExactly(LeaseState.LOST);
+  }
+
+  /**
+   * The server-side check of a downgrade (issue 12 item 7) when the holder was not told that its write
+   * hold was removed: the TCK reaches it through a force-unlock only on backends that do not tell.
+   */
+  @Test
+  void aDowngradeOfAWriteHoldRemovedUnannouncedFails() throws Exception {
+    LockClient a = deafClient();
+    LockClient b = client();
+    DistributedReadWriteLock rw = a.readWriteLock("silent-downgrade", WATCHED);
+    Lease write = rw.writeLock().acquire();
+    assertThat(b.readWriteLock("silent-downgrade").writeLock().forceUnlock()).isTrue();
+    Lease other = b.readWriteLock("silent-downgrade").writeLock().acquire(Duration.ofSeconds(5));
+    other.release();
+    assertThat(write.state()).as("nobody told the holder").isEqualTo(LeaseState.HELD);
+    assertThatThrownBy(() -> rw.downgrade(write)).isInstanceOf(LeaseLostException.class);
+    assertThat(write.state()).isEqualTo(LeaseState.LOST);
+    Lease next = b.readWriteLock("silent-downgrade").writeLock().acquire(Duration.ofSeconds(5));
+    assertThat(next.fencingToken()).isGreaterThan(other.fencingToken());
+    next.release();
+  }
+
+  @Test
+  void aLockViewDowngradeOfAWriteHoldRemovedUnannouncedFails() throws Exception {
+    LockClient a = deafClient();
+    LockClient b = client();
+    DistributedLock write = a.readWriteLock("silent-lock-view", WATCHED).writeLock();
+    DistributedLock read = a.readWriteLock("silent-lock-view", WATCHED).readLock();
+    write.lock();
+    Lease hold = write.currentThreadLease().orElseThrow();
+    assertThat(b.readWriteLock("silent-lock-view").writeLock().forceUnlock()).isTrue();
+    Lease other = b.readWriteLock("silent-lock-view").writeLock().acquire(Duration.ofSeconds(5));
+    other.release();
+    assertThat(hold.state()).as("nobody told the holder").isEqualTo(LeaseState.HELD);
+    assertThatThrownBy(read::lock).isInstanceOf(LeaseLostException.class);
+    assertThat(read.isHeldByCurrentThread()).isFalse();
+    assertThat(hold.state()).isEqualTo(LeaseState.LOST);
+    assertThatThrownBy(write::unlock).isInstanceOf(LeaseLostException.class);
+    assertThat(b.readWriteLock("silent-lock-view").readLock().inspect()).isEmpty();
+  }
+
+  /** A client that hears notices: a force-unlock ends exactly the lease of that owner and kind. */
+  @Test
+  void aForceUnlockEndsOnlyTheLeaseOfThatKindAndName() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    Lease exclusive = a.lock("kinds", WATCHED).acquire();
+    Lease fair = a.fairLock("kinds", WATCHED).acquire();
+    Lease permit = a.semaphore("kinds", 1, WATCHED).acquire();
+    Lease read = a.readWriteLock("kinds", WATCHED).readLock().acquire();
+    assertThat(b.fairLock("kinds").forceUnlock()).isTrue();
+    assertThat(fair.state()).as("told before forceUnlock returned").isEqualTo(LeaseState.LOST);
+    assertThat(exclusive.state()).isEqualTo(LeaseState.HELD);
+    assertThat(permit.state()).isEqualTo(LeaseState.HELD);
+    assertThat(read.state()).isEqualTo(LeaseState.HELD);
+    assertThat(b.readWriteLock("kinds").writeLock().forceUnlock()).as("no writer holds").isFalse();
+    assertThat(read.state()).isEqualTo(LeaseState.HELD);
+    assertThat(b.readWriteLock("kinds").readLock().forceUnlock()).isTrue();
+    assertThat(read.state()).isEqualTo(LeaseState.LOST);
+    assertThat(exclusive.release()).isTrue();
+    assertThat(permit.release()).isTrue();
+  }
+}
