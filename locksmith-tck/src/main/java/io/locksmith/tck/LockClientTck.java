@@ -298,9 +298,9 @@ public abstract class LockClientTck extends ContractSuite {
   void aWatchedLeaseOutlivesSeveralLeaseTimes() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease watched = lock(a, name(), LockOptions.watched(SHORT_LEASE)).acquire();
+    Lease watched = lock(a, name(), LockOptions.watched(WATCHED_LEASE)).acquire();
     // the contender's bounded wait spans four lease times: renewal must keep the lock ours throughout
-    assertThat(lock(b, name()).tryAcquire(SHORT_LEASE.multipliedBy(4))).isEmpty();
+    assertThat(lock(b, name()).tryAcquire(WATCHED_LEASE.multipliedBy(4))).isEmpty();
     assertThat(watched.state()).isEqualTo(LeaseState.HELD);
     assertThat(watched.remainingValidity()).isPositive();
     assertThat(watched.release()).isTrue();
