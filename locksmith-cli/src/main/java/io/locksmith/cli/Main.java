@@ -19,12 +19,12 @@ public final class Main {
       "        permits, taken, waiters). Without --kind, NAME is looked up as every kind and each one",
       "        held is shown; with --kind, another kind holding NAME is named. When nothing holds NAME,",
       "        says whether the namespace has any Locksmith key at all (exit 4 if not: wrong --namespace",
-      "        or server?). --uri may be redis-sentinel:// or redis-cluster:// too",
+      "        or server?). --uri may be redis-sentinel://, redis-cluster:// or zookeeper://host:2181[,...][/chroot]",
       "  list --uri redis://... [--namespace NS] [--kind KIND] [--limit N]",
       "        every held lock of the namespace, one line per holder: kind, name, owner, holds, TTL,",
       "        token, waiters. Walks the keyspace with SCAN (a Sentinel's master, every master of a",
-      "        Cluster), for at most --limit locks (default 1000) and 30 s; exit 4 if the namespace has",
-      "        no Locksmith key",
+      "        Cluster; on ZooKeeper the lock parents), for at most --limit locks (default 1000) and 30 s;",
+      "        exit 4 if the namespace has no Locksmith key",
       "  unlock --uri redis://... [--namespace NS] [--kind lock|fair|semaphore | --kind read-write",
       "        --side write|read] NAME",
       "        force-unlock NAME (default --kind lock; waiters are woken): a read-write lock's writer or",
@@ -62,6 +62,19 @@ public final class Main {
       "        Exits 0 passed, 1 a promise was broken, 2 bad command line, 3 infrastructure failed,",
       "        4 the checker is broken, 5 inconclusive (nothing was tested)",
       "  help");
+
+  static {
+    // the ZooKeeper client logs its whole environment at INFO when it connects: not an operator's concern
+    quiet("org.apache.zookeeper");
+    quiet("org.apache.curator");
+  }
+
+  private static void quiet(String logger) {
+    String key = "org.slf4j.simpleLogger.log." + logger;
+    if (System.getProperty(key) == null) {
+      System.setProperty(key, "warn");
+    }
+  }
 
   private Main() {}
 

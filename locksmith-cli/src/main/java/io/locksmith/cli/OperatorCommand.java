@@ -14,6 +14,8 @@ import io.locksmith.redis.RedisLockScan;
 import io.locksmith.redis.RedisLockScan.End;
 import io.locksmith.redis.RedisLockScan.Found;
 import io.locksmith.redis.RedlockClient;
+import io.locksmith.zookeeper.ZooKeeperLockClient;
+import io.locksmith.zookeeper.ZooKeeperLockScan;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,7 +26,8 @@ import java.util.TreeSet;
 
 /**
  * {@code locksmith inspect}, {@code list} and {@code unlock}: who holds a lock of any kind, which locks
- * are held, and the operator's force-unlock, on a Redis server, Sentinel group or Cluster, or the exclusive
+ * are held, and the operator's force-unlock, on a Redis server, Sentinel group or Cluster, a ZooKeeper
+ * ensemble ({@code --uri zookeeper://…}), or the exclusive
  * locks of a Redlock ({@code --nodes}: the holder a majority of nodes agrees on; unlock deletes it on every
  * node).
  *
@@ -96,7 +99,7 @@ final class OperatorCommand {
       options = ClientOptions.builder().namespace(args.get("namespace", ClientOptions.DEFAULT_NAMESPACE)).build();
       connected = nodes != null ? Target.redlock(Arrays.stream(nodes.split(",")).map(String::trim).toList(), options)
           : jdbcUrl != null ? Target.jdbc(jdbcUrl, args.get("jdbc-user", null), args.get("table", null), options)
-          : Target.redis(uri, options);
+          : uri.startsWith("zookeeper://") ? Target.zookeeper(uri, options) : Target.redis(uri, options);
     } catch (IllegalArgumentException e) { // a malformed --namespace, --uri or --nodes
       throw new Args.UsageException(e.getMessage());
     }
@@ -453,6 +456,11 @@ final class OperatorCommand {
       return new Target(client, options, UrlDataSource.redact(url) + " (table " + client.table() + ")", null);
     }
 
+    static Target zookeeper(String uri, ClientOptions options) {
+      ZooKeeperLockClient client = ZooKeeperLockClient.builder().uri(uri).options(options).build();
+      return new Target(client, options, client.serverDescription(), null);
+    }
+
     static Target redlock(List<String> nodes, ClientOptions options) {
       RedlockClient client = RedlockClient.builder().nodes(nodes).options(options).build();
       return new Target(client, options, "the Redlock of " + client.nodes(), nodes);
@@ -484,6 +492,12 @@ final class OperatorCommand {
     Scan scan(int limit, Duration budget, boolean anyKey) {
       if (client instanceof JdbcLockClient jdbc) { // only the "any row?" probe: list is Redis-only
         return new Scan(List.of(), jdbc.namespaceRows(), End.FINISHED, true, List.of());
+      }
+      if (client instanceof ZooKeeperLockClient zk) { // lock parents instead of keys
+        ZooKeeperLockScan.Result r = anyKey ? ZooKeeperLockScan.anyKey(zk, budget)
+            : ZooKeeperLockScan.locks(zk, limit, budget);
+        return new Scan(r.locks().stream().map(f -> new Found(f.kind(), f.name())).toList(), r.parents(),
+            End.valueOf(r.end().name()), true, List.of());
       }
       if (nodes == null) {
         RedisLockScan.Result r = anyKey ? RedisLockScan.anyKey((RedisLockClient) client, budget)

@@ -152,11 +152,11 @@ public abstract class SemaphoreTck extends ContractSuite {
   void watchedPermitsOutliveSeveralLeaseTimes() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    DistributedSemaphore watched = a.semaphore(name(), 2, LockOptions.watched(SHORT_LEASE));
+    DistributedSemaphore watched = a.semaphore(name(), 2, LockOptions.watched(WATCHED_LEASE));
     Lease one = watched.acquire();
     Lease two = watched.acquire();
     // the contender's bounded wait spans four lease times: renewal keeps both permits taken throughout
-    assertThat(b.semaphore(name(), 2).tryAcquire(SHORT_LEASE.multipliedBy(4))).isEmpty();
+    assertThat(b.semaphore(name(), 2).tryAcquire(WATCHED_LEASE.multipliedBy(4))).isEmpty();
     assertThat(one.state()).isEqualTo(LeaseState.HELD);
     assertThat(two.state()).isEqualTo(LeaseState.HELD);
     assertThat(one.release()).isTrue();

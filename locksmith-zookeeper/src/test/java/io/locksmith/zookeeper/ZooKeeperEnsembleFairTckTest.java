@@ -1,0 +1,24 @@
+package io.locksmith.zookeeper;
+
+import io.locksmith.LockClient;
+import io.locksmith.tck.FairLockTck;
+import io.locksmith.testkit.zookeeper.ZooKeeperEnsemble;
+import io.locksmith.testkit.zookeeper.ZooKeeperExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The whole fair lock contract against a 3-member ensemble (shared with the other ensemble suites of the run). */
+class ZooKeeperEnsembleFairTckTest extends FairLockTck {
+  @RegisterExtension
+  static final ZooKeeperExtension<ZooKeeperEnsemble> ZK = ZooKeeperExtension.sharedEnsemble();
+
+  @Override
+  protected LockClient newClient() {
+    return ZooKeeperLockClient.create(ZK.get().uri());
+  }
+
+  /** Tokens are zxids: strictly increasing, but every write in the ensemble takes one. */
+  @Override
+  protected boolean consecutiveTokens(LockClient client) {
+    return false;
+  }
+}

@@ -1,0 +1,28 @@
+package io.locksmith.zookeeper;
+
+import io.locksmith.LockClient;
+import io.locksmith.tck.LockClientTck;
+import io.locksmith.testkit.zookeeper.ZooKeeperEnsemble;
+import io.locksmith.testkit.zookeeper.ZooKeeperExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The whole lock contract against a 3-member ensemble (shared with the other ensemble suites of the run):
+ * every client lists all members and talks to whichever it connects to, so grants, watches and tokens go
+ * through followers and the leader.
+ */
+class ZooKeeperEnsembleLockTckTest extends LockClientTck {
+  @RegisterExtension
+  static final ZooKeeperExtension<ZooKeeperEnsemble> ZK = ZooKeeperExtension.sharedEnsemble();
+
+  @Override
+  protected LockClient newClient() {
+    return ZooKeeperLockClient.create(ZK.get().uri());
+  }
+
+  /** Tokens are zxids: strictly increasing, but every write in the ensemble takes one. */
+  @Override
+  protected boolean consecutiveTokens(LockClient client) {
+    return false;
+  }
+}

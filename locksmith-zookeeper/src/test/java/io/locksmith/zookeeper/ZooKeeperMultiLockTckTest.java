@@ -1,0 +1,18 @@
+package io.locksmith.zookeeper;
+
+import io.locksmith.LockClient;
+import io.locksmith.tck.MultiLockTck;
+import io.locksmith.testkit.zookeeper.ZooKeeperExtension;
+import io.locksmith.testkit.zookeeper.ZooKeeperTestServer;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The multi-lock contract against a real ZooKeeper server (shared with the other suites of the run). */
+class ZooKeeperMultiLockTckTest extends MultiLockTck {
+  @RegisterExtension
+  static final ZooKeeperExtension<ZooKeeperTestServer> ZK = ZooKeeperExtension.sharedServer();
+
+  @Override
+  protected LockClient newClient() {
+    return ZooKeeperLockClient.create(ZK.get().uri());
+  }
+}

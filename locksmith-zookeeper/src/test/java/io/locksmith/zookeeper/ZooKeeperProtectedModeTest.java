@@ -1,0 +1,88 @@
+package io.locksmith.zookeeper;
+
+import static io.locksmith.tck.Eventually.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.locksmith.BackendUnavailableException;
+import io.locksmith.Lease;
+import io.locksmith.testkit.TcpProxy;
+import io.locksmith.testkit.zookeeper.ZooKeeperExtension;
+import io.locksmith.testkit.zookeeper.ZooKeeperTestServer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Protected mode (issue 14, "Nodes"): a create whose reply does not arrive in time may still have been
+ * applied. The next attempt of the same acquisition finds that node by its client-unique prefix and
+ * continues with it, instead of creating a second node and leaving the first as an orphan that would
+ * block the lock for as long as the session lives.
+ */
+class ZooKeeperProtectedModeTest {
+  @RegisterExtension
+  static final ZooKeeperExtension<ZooKeeperTestServer> ZK = ZooKeeperExtension.sharedServer();
+
+  @Test
+  void aCreateWhoseReplyCameTooLateIsAdoptedNotOrphaned() throws Exception {
+    String name = "protected-" + System.nanoTime();
+    try (TcpProxy proxy = TcpProxy.start(ZK.get().host(), ZK.get().port());
+        ZooKeeperLockClient client = ZooKeeperLockClient.builder().uri("zookeeper://" + proxy.host() + ":" + proxy.port())
+            .connectionTimeout(Duration.ofMillis(500)).build();
+        ZooKeeperLockClient other = ZooKeeperLockClient.create(ZK.get().uri());
+        RawZooKeeper raw = new RawZooKeeper(ZK.get().connectString())) {
+      String parent = client.backend.parent(Side.EXCLUSIVE, name);
+      client.lock(name).acquire().release(); // the parent exists now: the create below is one request
+      // every request now reaches the server after 0.8 s and its reply comes 0.8 s later: the create is
+      // applied, but its caller gives up after 0.5 s
+      proxy.delay(Duration.ofMillis(800));
+      CompletableFuture<Optional<Lease>> acquiring = client.lock(name).tryAcquireAsync(Duration.ofSeconds(30))
+          .toCompletableFuture();
+      assertThat(eventually(Duration.ofSeconds(10), () -> raw.children(parent).size() == 1))
+          .as("the create reached the server").isTrue();
+      String applied = raw.children(parent).get(0);
+      assertThat(eventually(Duration.ofSeconds(10), () -> client.backend.uncertainCreates() > 0))
+          .as("the client gave up on the create's reply").isTrue();
+      proxy.delay(Duration.ZERO);
+      Lease lease = acquiring.get(30, TimeUnit.SECONDS).orElseThrow();
+      List<String> nodes = raw.children(parent);
+      assertThat(nodes).as("one node: the late create was adopted").containsExactly(applied);
+      assertThat(lease.fencingToken()).as("the adopted node's czxid").isEqualTo(raw.stat(parent + "/" + applied).getCzxid());
+      assertThat(other.lock(name).tryAcquire()).as("held").isEmpty();
+      lease.release();
+      assertThat(raw.children(parent)).as("nothing left behind").isEmpty();
+      assertThat(other.lock(name).tryAcquire()).as("free for another client").isPresent()
+          .hasValueSatisfying(Lease::release);
+    }
+  }
+
+  /**
+   * A call that does not wait gives up on a create whose reply is late: the node the server did create is
+   * deleted (by the give-back that follows an unanswered attempt, or by the late reply itself), so it
+   * does not block the lock for the life of the session.
+   */
+  @Test
+  void aNodeCreatedAfterItsCallerGaveUpIsDeleted() throws Exception {
+    String name = "late-" + System.nanoTime();
+    try (TcpProxy proxy = TcpProxy.start(ZK.get().host(), ZK.get().port());
+        ZooKeeperLockClient client = ZooKeeperLockClient.builder().uri("zookeeper://" + proxy.host() + ":" + proxy.port())
+            .connectionTimeout(Duration.ofMillis(500)).build();
+        ZooKeeperLockClient other = ZooKeeperLockClient.create(ZK.get().uri());
+        RawZooKeeper raw = new RawZooKeeper(ZK.get().connectString())) {
+      String parent = client.backend.parent(Side.EXCLUSIVE, name);
+      client.lock(name).acquire().release();
+      proxy.delay(Duration.ofMillis(800));
+      assertThatThrownBy(() -> client.lock(name).tryAcquire()).isInstanceOf(BackendUnavailableException.class);
+      assertThat(eventually(Duration.ofSeconds(10), () -> raw.children(parent).size() == 1))
+          .as("the create reached the server after its caller gave up").isTrue();
+      proxy.delay(Duration.ZERO);
+      assertThat(eventually(Duration.ofSeconds(10), () -> raw.children(parent).isEmpty()))
+          .as("and its node was deleted").isTrue();
+      assertThat(other.lock(name).tryAcquire()).isPresent().hasValueSatisfying(Lease::release);
+    }
+  }
+}

@@ -1,0 +1,158 @@
+package io.locksmith.zookeeper;
+
+import static io.locksmith.tck.Eventually.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.Lease;
+import io.locksmith.LeaseState;
+import io.locksmith.LockOptions;
+import io.locksmith.testkit.TcpProxy;
+import io.locksmith.testkit.zookeeper.ZooKeeperExtension;
+import io.locksmith.testkit.zookeeper.ZooKeeperSessions;
+import io.locksmith.testkit.zookeeper.ZooKeeperTestServer;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The session is the lease (issue 14, "Leases and loss"). A holder cut off from the ensemble declares
+ * its leases lost no later than the earliest moment the server could expire its session, so before the
+ * server deletes its node and another client is granted; a short outage that the session survives leaves
+ * the leases held; a session expired by the server loses them and the client carries on in a new one.
+ */
+class ZooKeeperSessionTest {
+  private static final Duration SESSION = Duration.ofSeconds(2);
+  private static final LockOptions LONG = LockOptions.watched(Duration.ofSeconds(30));
+
+  @RegisterExtension
+  static final ZooKeeperExtension<ZooKeeperTestServer> ZK = ZooKeeperExtension.sharedServer();
+
+  private static ZooKeeperLockClient through(TcpProxy proxy, Duration session) {
+    return ZooKeeperLockClient.builder().uri("zookeeper://" + proxy.host() + ":" + proxy.port())
+        .sessionTimeout(session).connectionTimeout(Duration.ofMillis(500)).build();
+  }
+
+  /**
+   * The holder's link is black-holed: its leases are declared lost before the server expires its session
+   * (which is what lets the waiter in), so the margin between the two is positive.
+   */
+  @Test
+  void aPartitionedHolderLosesItsLeaseBeforeAnotherClientIsGranted() throws Exception {
+    String name = "partition-" + System.nanoTime();
+    try (TcpProxy proxy = TcpProxy.start(ZK.get().host(), ZK.get().port());
+        ZooKeeperLockClient holder = through(proxy, SESSION);
+        ZooKeeperLockClient other = ZooKeeperLockClient.create(ZK.get().uri())) {
+      LeaseEventLog log = new LeaseEventLog();
+      holder.backend.observe(log);
+      Lease lease = holder.lock(name, LONG).acquire();
+      java.util.concurrent.atomic.AtomicLong onLostAt = new java.util.concurrent.atomic.AtomicLong();
+      java.util.List<io.locksmith.LeaseState> states = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+      lease.addListener((l, from, to) -> states.add(to));
+      lease.onLost(() -> onLostAt.set(System.nanoTime()));
+      CompletableFuture<Long> grantedAt = other.lock(name).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture()
+          .thenApply(l -> {
+            long at = System.nanoTime();
+            l.release();
+            return at;
+          });
+      long cut = System.nanoTime();
+      proxy.blackhole();
+      long granted = grantedAt.get(20, TimeUnit.SECONDS);
+      LeaseEventLog.Event lost = log.first("lost");
+      assertThat(lost).as("the holder declared its lease lost").isNotNull();
+      assertThat(lost.name()).isEqualTo(name);
+      long margin = granted - lost.nanos();
+      assertThat(onLostAt.get()).as("the lease's onLost ran").isNotZero();
+      long leaseMargin = granted - onLostAt.get();
+      System.out.printf("[zk-partition] session %d ms: lost %d ms after the cut (onLost ran %d ms after the cut),"
+          + " the other client granted %d ms after the cut, margin %d ms (onLost: %d ms)%n", SESSION.toMillis(),
+          TimeUnit.NANOSECONDS.toMillis(lost.nanos() - cut), TimeUnit.NANOSECONDS.toMillis(onLostAt.get() - cut),
+          TimeUnit.NANOSECONDS.toMillis(granted - cut), TimeUnit.NANOSECONDS.toMillis(margin),
+          TimeUnit.NANOSECONDS.toMillis(leaseMargin));
+      assertThat(leaseMargin).as("the lease was LOST, its onLost run, before the other client was granted")
+          .isPositive();
+      assertThat(lease.state()).isEqualTo(LeaseState.LOST);
+      assertThat(states).as("UNCERTAIN when the connection was suspended, then LOST").startsWith(LeaseState.UNCERTAIN)
+          .endsWith(LeaseState.LOST);
+      assertThat(margin).as("lost %d ms before the other client was granted (cut off %d ms before that)",
+          TimeUnit.NANOSECONDS.toMillis(margin), TimeUnit.NANOSECONDS.toMillis(granted - cut)).isPositive();
+      assertThat(lost.nanos() - cut).as("declared within the session timeout of the cut")
+          .isLessThanOrEqualTo(SESSION.toNanos());
+      assertThat(log.kinds()).as("uncertain first (suspended), then lost").startsWith("uncertain");
+      proxy.heal();
+      proxy.resetAll();
+      assertThat(lease.release()).as("the release reports the loss").isFalse();
+      try (Lease again = holder.lock(name).acquire(Duration.ofSeconds(20))) {
+        assertThat(again.fencingToken()).as("the holder works again, in a new session")
+            .isGreaterThan(lease.fencingToken());
+      }
+    }
+  }
+
+  /**
+   * A cut shorter than the session: the connection drops (suspended: uncertain), the client reconnects in
+   * the same session and the lease is held again.
+   */
+  @Test
+  void aShortCutThatTheSessionSurvivesKeepsTheLease() throws Exception {
+    String name = "short-cut-" + System.nanoTime();
+    Duration session = Duration.ofSeconds(6);
+    try (TcpProxy proxy = TcpProxy.start(ZK.get().host(), ZK.get().port());
+        ZooKeeperLockClient holder = through(proxy, session);
+        ZooKeeperLockClient other = ZooKeeperLockClient.create(ZK.get().uri())) {
+      LeaseEventLog log = new LeaseEventLog();
+      holder.backend.observe(log);
+      Lease lease = holder.lock(name, LockOptions.watched(Duration.ofSeconds(9))).acquire();
+      long sessionBefore = holder.backend.currentSession();
+      proxy.blackhole();
+      // 2 s of silence, well within the session, then the connection drops
+      assertThat(eventually(Duration.ofSeconds(2), () -> log.first("uncertain") != null)).isFalse();
+      proxy.heal();
+      proxy.resetAll();
+      assertThat(eventually(Duration.ofSeconds(10), () -> log.first("uncertain") != null))
+          .as("suspended").isTrue();
+      assertThat(eventually(Duration.ofSeconds(5), () -> lease.state() == LeaseState.UNCERTAIN
+          || log.first("restored") != null)).as("the lease UNCERTAIN at once").isTrue();
+      assertThat(eventually(Duration.ofSeconds(10), () -> log.first("restored") != null))
+          .as("reconnected in the same session").isTrue();
+      assertThat(holder.backend.currentSession()).isEqualTo(sessionBefore);
+      assertThat(log.first("lost")).as("nothing lost: %s", log.events()).isNull();
+      assertThat(other.lock(name).tryAcquire()).as("still held").isEmpty();
+      assertThat(eventually(Duration.ofSeconds(10), () -> lease.state() == LeaseState.HELD))
+          .as("verified HELD again after the reconnection").isTrue();
+      assertThat(lease.release()).isTrue();
+    }
+  }
+
+  /**
+   * The server expires the holder's session (a second handle joins and closes it): the node goes at once,
+   * the holder learns its session is over and its lease lost, and it carries on in a new session.
+   */
+  @Test
+  void aSessionExpiredByTheServerLosesItsLeasesAndTheClientCarriesOn() throws Exception {
+    String name = "expired-" + System.nanoTime();
+    try (ZooKeeperLockClient holder = ZooKeeperLockClient.create(ZK.get().uri());
+        ZooKeeperLockClient other = ZooKeeperLockClient.create(ZK.get().uri());
+        RawZooKeeper raw = new RawZooKeeper(ZK.get().connectString())) {
+      LeaseEventLog log = new LeaseEventLog();
+      holder.backend.observe(log);
+      Lease lease = holder.lock(name, LockOptions.watched(Duration.ofMillis(600))).acquire();
+      CompletableFuture<Lease> next = other.lock(name).acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+      long session = holder.backend.currentSession();
+      ZooKeeperSessions.expire(ZK.get().connectString(), session, holder.backend.sessionPassword(), Duration.ofSeconds(5));
+      Lease taken = next.get(10, TimeUnit.SECONDS);
+      assertThat(eventually(Duration.ofSeconds(10), () -> log.first("lost") != null)).as("the holder was told").isTrue();
+      assertThat(eventually(Duration.ofSeconds(10), () -> lease.state() == LeaseState.LOST))
+          .as("and so was its lease").isTrue();
+      assertThat(eventually(Duration.ofSeconds(10), () -> holder.backend.currentSession() != session))
+          .as("a new session").isTrue();
+      taken.release();
+      try (Lease again = holder.lock(name).acquire(Duration.ofSeconds(10))) {
+        assertThat(again.fencingToken()).isGreaterThan(taken.fencingToken());
+      }
+      assertThat(raw.children(holder.backend.parent(Side.EXCLUSIVE, name))).isEmpty();
+    }
+  }
+}
