@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -75,14 +76,25 @@ class ZooKeeperProtectedModeTest {
         RawZooKeeper raw = new RawZooKeeper(ZK.get().connectString())) {
       String parent = client.backend.parent(Side.EXCLUSIVE, name);
       client.lock(name).acquire().release();
+      // the parent's child version counts every create and delete under it: unlike a listing, it cannot
+      // miss a node that exists only briefly (a loaded machine may not poll inside that window)
+      int before = raw.stat(parent).getCversion();
       proxy.delay(Duration.ofMillis(800));
       assertThatThrownBy(() -> client.lock(name).tryAcquire()).isInstanceOf(BackendUnavailableException.class);
-      assertThat(eventually(Duration.ofSeconds(10), () -> raw.children(parent).size() == 1))
-          .as("the create reached the server after its caller gave up").isTrue();
+      assertThat(eventually(Duration.ofSeconds(10), () -> cversion(raw, parent) > before))
+          .as("the create reached the server after its caller gave up (child version %d, now %d, children %s)",
+              before, cversion(raw, parent), raw.children(parent))
+          .isTrue();
       proxy.delay(Duration.ZERO);
       assertThat(eventually(Duration.ofSeconds(10), () -> raw.children(parent).isEmpty()))
           .as("and its node was deleted").isTrue();
       assertThat(other.lock(name).tryAcquire()).isPresent().hasValueSatisfying(Lease::release);
     }
+  }
+
+  /** @return the child version of {@code parent}, or -1 if it is gone */
+  private static int cversion(RawZooKeeper raw, String parent) {
+    Stat stat = raw.stat(parent);
+    return stat == null ? -1 : stat.getCversion();
   }
 }
