@@ -3,6 +3,7 @@ package io.locksmith.jdbc;
 import io.locksmith.BackendConfigurationException;
 import io.locksmith.ClientOptions;
 import io.locksmith.internal.DefaultLockClient;
+import io.locksmith.internal.ForwardingLockClient;
 import io.locksmith.internal.Futures;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -5,6 +5,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
 import io.locksmith.ClientOptions;
 import io.locksmith.internal.DefaultLockClient;
+import io.locksmith.internal.ForwardingLockClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,6 +3,7 @@ package io.locksmith.redis;
 import io.lettuce.core.RedisURI;
 import io.locksmith.ClientOptions;
 import io.locksmith.internal.DefaultLockClient;
+import io.locksmith.internal.ForwardingLockClient;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;

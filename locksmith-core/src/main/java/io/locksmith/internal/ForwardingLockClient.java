@@ -1,4 +1,4 @@
-package io.locksmith.jdbc;
+package io.locksmith.internal;
 
 import io.locksmith.Capabilities;
 import io.locksmith.ClientOptions;
@@ -8,14 +8,20 @@ import io.locksmith.DistributedSemaphore;
 import io.locksmith.LockClient;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
-import io.locksmith.internal.DefaultLockClient;
 import java.util.Optional;
 
-/** The public clients of this module are a {@link DefaultLockClient} over their backend plus a builder. */
-abstract class ForwardingLockClient implements LockClient {
+/**
+ * Base of a backend module's public client: a {@link DefaultLockClient} over the module's backend, plus
+ * the module's builder and its own extras. Every {@link LockClient} method is forwarded unchanged, so
+ * each backend's client behaves as the core defines. Not part of the API: backend modules only.
+ *
+ * <p>Thread-safe, as the delegate is; failures are the delegate's, unchanged.
+ */
+public abstract class ForwardingLockClient implements LockClient {
   private final DefaultLockClient delegate;
 
-  ForwardingLockClient(DefaultLockClient delegate) {
+  /** @param delegate the core client every call goes to */
+  protected ForwardingLockClient(DefaultLockClient delegate) {
     this.delegate = delegate;
   }
 
