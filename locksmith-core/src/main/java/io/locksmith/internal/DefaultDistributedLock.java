@@ -16,12 +16,11 @@ import io.locksmith.spi.Primitive;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Both views of one named lock of one primitive (exclusive, fair, or a side of a read-write lock).
  */
-final class DefaultDistributedLock extends AbstractLeaseSource implements DistributedLock {
+final class DefaultDistributedLock extends AbstractLeaseSource implements ThreadLockView {
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(DefaultDistributedLock.class);
   private final Primitive primitive;
 
@@ -57,40 +56,6 @@ final class DefaultDistributedLock extends AbstractLeaseSource implements Distri
   }
 
   // ---------------------------------------------------------------- Lock view
-
-  @Override
-  public void lock() {
-    try {
-      lockForThread(Long.MAX_VALUE, false);
-    } catch (InterruptedException impossible) {
-      throw new AssertionError(impossible);
-    }
-  }
-
-  @Override
-  public void lockInterruptibly() throws InterruptedException {
-    checkInterrupt();
-    lockForThread(Long.MAX_VALUE, true);
-  }
-
-  @Override
-  public boolean tryLock() {
-    try {
-      return lockForThread(0, false);
-    } catch (InterruptedException impossible) {
-      throw new AssertionError(impossible);
-    }
-  }
-
-  @Override
-  public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-    Objects.requireNonNull(unit, "unit");
-    if (time < 0) {
-      throw new IllegalArgumentException("wait must not be negative, was " + time + " " + unit);
-    }
-    checkInterrupt();
-    return lockForThread(unit.toNanos(time), true);
-  }
 
   @Override
   public void unlock() {
@@ -190,7 +155,8 @@ final class DefaultDistributedLock extends AbstractLeaseSource implements Distri
 
   // ---------------------------------------------------------------- shared
 
-  private boolean lockForThread(long waitNanos, boolean interruptible) throws InterruptedException {
+  @Override
+  public boolean lockForThread(long waitNanos, boolean interruptible) throws InterruptedException {
     DefaultLease held = client.threadLease(primitive, name);
     if (held != null) {
       client.reenter(held);

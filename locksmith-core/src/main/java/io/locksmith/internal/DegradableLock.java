@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * <p>The Lock view keeps its per-thread holds here (keyed by client, name and thread), re-entrant by a
  * local count: a re-entry does not ask the backend again. Thread-safe; cheap to create.
  */
-final class DegradableLock implements DistributedLock {
+final class DegradableLock implements ThreadLockView {
   private static final Logger log = LoggerFactory.getLogger(DegradableLock.class);
   /** Slices of a wait on the backend after the first step, at least: how soon a waiting call sees an outage. */
   static final long SLICE_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -326,7 +326,8 @@ final class DegradableLock implements DistributedLock {
     return new ThreadHold(client.clientId(), key, Thread.currentThread());
   }
 
-  private boolean lockForThread(long waitNanos, boolean interruptible) throws InterruptedException {
+  @Override
+  public boolean lockForThread(long waitNanos, boolean interruptible) throws InterruptedException {
     ThreadHold hold = threadHold();
     LocalLease held = THREAD_HOLDS.get(hold);
     if (held != null) {
@@ -339,40 +340,6 @@ final class DegradableLock implements DistributedLock {
     Optional<LocalLease> lease = await(start(waitNanos), interruptible);
     lease.ifPresent(l -> THREAD_HOLDS.put(hold, l));
     return lease.isPresent();
-  }
-
-  @Override
-  public void lock() {
-    try {
-      lockForThread(Long.MAX_VALUE, false);
-    } catch (InterruptedException impossible) {
-      throw new AssertionError(impossible);
-    }
-  }
-
-  @Override
-  public void lockInterruptibly() throws InterruptedException {
-    checkInterrupt();
-    lockForThread(Long.MAX_VALUE, true);
-  }
-
-  @Override
-  public boolean tryLock() {
-    try {
-      return lockForThread(0, false);
-    } catch (InterruptedException impossible) {
-      throw new AssertionError(impossible);
-    }
-  }
-
-  @Override
-  public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-    Objects.requireNonNull(unit, "unit");
-    if (time < 0) {
-      throw new IllegalArgumentException("wait must not be negative, was " + time + " " + unit);
-    }
-    checkInterrupt();
-    return lockForThread(unit.toNanos(time), true);
   }
 
   @Override
