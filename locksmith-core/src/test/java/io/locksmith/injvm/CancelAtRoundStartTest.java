@@ -2,7 +2,6 @@ package io.locksmith.injvm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.locksmith.Capabilities;
 import io.locksmith.ClientOptions;
 import io.locksmith.Lease;
 import io.locksmith.LockClient;
@@ -10,13 +9,9 @@ import io.locksmith.LockInfo;
 import io.locksmith.internal.DefaultLockClient;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
-import io.locksmith.spi.BackendContext;
-import io.locksmith.spi.LockBackend;
 import io.locksmith.spi.LockOps;
 import io.locksmith.spi.Primitive;
-import io.locksmith.spi.RenewRequest;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -56,12 +51,11 @@ class CancelAtRoundStartTest {
   }
 
   /** Forwards every operation to {@code target}, passing acquires through the gate first. */
-  private static class GatedOps implements LockOps {
-    final LockOps target;
+  private static final class GatedOps extends ForwardingLockOps {
     final Gate gate;
 
     GatedOps(LockOps target, Gate gate) {
-      this.target = target;
+      super(target);
       this.gate = gate;
     }
 
@@ -69,69 +63,26 @@ class CancelAtRoundStartTest {
     public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis, AcquireMode mode,
         String waiterId) {
       gate.passThrough();
-      return target.acquire(name, owner, leaseMillis, mode, waiterId);
+      return super.acquire(name, owner, leaseMillis, mode, waiterId);
     }
 
-    @Override
-    public CompletionStage<Integer> release(String name, String owner, boolean all) {
-      return target.release(name, owner, all);
-    }
-
-    @Override
-    public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
-      return target.renew(requests);
-    }
-
-    @Override
-    public void cancelWait(String name, String waiterId) {
-      target.cancelWait(name, waiterId);
-    }
-
-    @Override
-    public void passWakeup(String name, String goneWaiterId) {
-      target.passWakeup(name, goneWaiterId);
-    }
-
-    @Override
-    public CompletionStage<Optional<LockInfo>> inspect(String name) {
-      return target.inspect(name);
-    }
-
-    @Override
-    public CompletionStage<Boolean> forceUnlock(String name) {
-      return target.forceUnlock(name);
-    }
   }
 
   /** The in-JVM backend with the write side of read-write locks gated. */
-  private static final class GatedBackend extends GatedOps implements LockBackend {
-    private final InJvmBackend backend;
+  private static final class GatedBackend extends ForwardingBackend {
+    private final Gate gate;
 
     GatedBackend(InJvmBackend backend, Gate gate) {
-      super(backend, gate);
-      this.backend = backend;
-    }
-
-    @Override
-    public void open(BackendContext context) {
-      backend.open(context);
-    }
-
-    @Override
-    public Capabilities capabilities() {
-      return backend.capabilities();
+      super(backend);
+      this.gate = gate;
     }
 
     @Override
     public LockOps ops(Primitive primitive) {
       return primitive == Primitive.WRITE ? new GatedOps(backend.ops(primitive), gate) : backend.ops(primitive);
     }
-
-    @Override
-    public void close() {
-      backend.close();
-    }
   }
+
 
   /**
    * Regression (issue 12 item 9): the round used to be published only after its attempt was sent, so a

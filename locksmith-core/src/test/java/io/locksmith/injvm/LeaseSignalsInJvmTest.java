@@ -3,7 +3,6 @@ package io.locksmith.injvm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.locksmith.Capabilities;
 import io.locksmith.ClientOptions;
 import io.locksmith.DistributedLock;
 import io.locksmith.DistributedReadWriteLock;
@@ -11,23 +10,15 @@ import io.locksmith.Lease;
 import io.locksmith.LeaseLostException;
 import io.locksmith.LeaseState;
 import io.locksmith.LockClient;
-import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
 import io.locksmith.internal.DefaultLockClient;
-import io.locksmith.spi.AcquireMode;
-import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
 import io.locksmith.spi.BackendEvents;
-import io.locksmith.spi.LockBackend;
-import io.locksmith.spi.LockOps;
-import io.locksmith.spi.Primitive;
 import io.locksmith.spi.RenewRequest;
-import io.locksmith.spi.SemaphoreOps;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -57,32 +48,20 @@ class LeaseSignalsInJvmTest {
   }
 
   /** The in-JVM backend, opened with the server's notices swallowed; the test reports events by hand. */
-  private static final class DeafBackend implements LockBackend {
-    final InJvmBackend target;
+  private static final class DeafBackend extends ForwardingBackend {
     volatile BackendEvents events;
     /** While true, renewals are held until the test completes {@link #heldRenewal} itself. */
     volatile boolean holdRenewals;
     final java.util.concurrent.BlockingQueue<Runnable> heldRenewal = new java.util.concurrent.LinkedBlockingQueue<>();
 
     DeafBackend(InJvmBackend target) {
-      this.target = target;
+      super(target);
     }
 
     @Override
     public void open(BackendContext context) {
       events = context.events();
-      target.open(context.withEvents(BackendEvents.NONE));
-    }
-
-    @Override
-    public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis, AcquireMode mode,
-        String waiterId) {
-      return target.acquire(name, owner, leaseMillis, mode, waiterId);
-    }
-
-    @Override
-    public CompletionStage<Integer> release(String name, String owner, boolean all) {
-      return target.release(name, owner, all);
+      backend.open(context.withEvents(BackendEvents.NONE));
     }
 
     @Override
@@ -101,45 +80,6 @@ class LeaseSignalsInJvmTest {
       return later;
     }
 
-    @Override
-    public void cancelWait(String name, String waiterId) {
-      target.cancelWait(name, waiterId);
-    }
-
-    @Override
-    public void passWakeup(String name, String goneWaiterId) {
-      target.passWakeup(name, goneWaiterId);
-    }
-
-    @Override
-    public CompletionStage<Optional<LockInfo>> inspect(String name) {
-      return target.inspect(name);
-    }
-
-    @Override
-    public CompletionStage<Boolean> forceUnlock(String name) {
-      return target.forceUnlock(name);
-    }
-
-    @Override
-    public Capabilities capabilities() {
-      return target.capabilities();
-    }
-
-    @Override
-    public LockOps ops(Primitive primitive) {
-      return primitive == Primitive.EXCLUSIVE ? this : target.ops(primitive);
-    }
-
-    @Override
-    public SemaphoreOps semaphoreOps(int declaredPermits) {
-      return target.semaphoreOps(declaredPermits);
-    }
-
-    @Override
-    public void close() {
-      target.close();
-    }
   }
 
   private DeafBackend deaf;

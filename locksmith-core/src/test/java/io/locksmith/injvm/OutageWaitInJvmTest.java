@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.locksmith.AcquireTimeoutException;
 import io.locksmith.BackendUnavailableException;
-import io.locksmith.Capabilities;
 import io.locksmith.ClientOptions;
 import io.locksmith.DistributedLock;
 import io.locksmith.Lease;
@@ -15,12 +14,6 @@ import io.locksmith.LockOptions;
 import io.locksmith.internal.DefaultLockClient;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
-import io.locksmith.spi.BackendContext;
-import io.locksmith.spi.LockBackend;
-import io.locksmith.spi.LockOps;
-import io.locksmith.spi.Primitive;
-import io.locksmith.spi.RenewRequest;
-import io.locksmith.spi.SemaphoreOps;
 import io.locksmith.testkit.LogCapture;
 import java.time.Duration;
 import java.util.List;
@@ -50,15 +43,14 @@ class OutageWaitInJvmTest {
    * The in-JVM backend with its exclusive lock's acquire attempts recorded (time, outcome), and the
    * answers of the next {@code swallow} attempts dropped after the server applied them.
    */
-  private static final class ObservedBackend implements LockBackend {
-    final InJvmBackend target;
+  private static final class ObservedBackend extends ForwardingBackend {
     final List<Long> failedAt = new CopyOnWriteArrayList<>();
     final AtomicInteger attempts = new AtomicInteger();
     final AtomicInteger swallow = new AtomicInteger();
     volatile CountDownLatch failures = new CountDownLatch(0);
 
     ObservedBackend(InJvmBackend target) {
-      this.target = target;
+      super(target);
     }
 
     /** @return a latch that opens after {@code n} more failed attempts */
@@ -86,60 +78,6 @@ class OutageWaitInJvmTest {
       });
     }
 
-    @Override
-    public CompletionStage<Integer> release(String name, String owner, boolean all) {
-      return target.release(name, owner, all);
-    }
-
-    @Override
-    public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
-      return target.renew(requests);
-    }
-
-    @Override
-    public void cancelWait(String name, String waiterId) {
-      target.cancelWait(name, waiterId);
-    }
-
-    @Override
-    public void passWakeup(String name, String goneWaiterId) {
-      target.passWakeup(name, goneWaiterId);
-    }
-
-    @Override
-    public CompletionStage<Optional<LockInfo>> inspect(String name) {
-      return target.inspect(name);
-    }
-
-    @Override
-    public CompletionStage<Boolean> forceUnlock(String name) {
-      return target.forceUnlock(name);
-    }
-
-    @Override
-    public void open(BackendContext context) {
-      target.open(context);
-    }
-
-    @Override
-    public Capabilities capabilities() {
-      return target.capabilities();
-    }
-
-    @Override
-    public LockOps ops(Primitive primitive) {
-      return primitive == Primitive.EXCLUSIVE ? this : target.ops(primitive);
-    }
-
-    @Override
-    public SemaphoreOps semaphoreOps(int declaredPermits) {
-      return target.semaphoreOps(declaredPermits);
-    }
-
-    @Override
-    public void close() {
-      target.close();
-    }
   }
 
   private final InJvmLockServer server = new InJvmLockServer();
