@@ -7,12 +7,13 @@ import io.locksmith.LockClient;
 import io.locksmith.LockException;
 import io.locksmith.LockInfo;
 import io.locksmith.LockKind;
+import io.locksmith.LockScan;
+import io.locksmith.LockScan.End;
+import io.locksmith.LockScan.Found;
 import io.locksmith.SemaphoreInfo;
 import io.locksmith.jdbc.JdbcLockClient;
 import io.locksmith.redis.RedisLockClient;
 import io.locksmith.redis.RedisLockScan;
-import io.locksmith.redis.RedisLockScan.End;
-import io.locksmith.redis.RedisLockScan.Found;
 import io.locksmith.redis.RedlockClient;
 import io.locksmith.zookeeper.ZooKeeperLockClient;
 import io.locksmith.zookeeper.ZooKeeperLockScan;
@@ -494,15 +495,14 @@ final class OperatorCommand {
         return new Scan(List.of(), jdbc.namespaceRows(), End.FINISHED, true, List.of());
       }
       if (client instanceof ZooKeeperLockClient zk) { // lock parents instead of keys
-        ZooKeeperLockScan.Result r = anyKey ? ZooKeeperLockScan.anyKey(zk, budget)
+        LockScan.Result r = anyKey ? ZooKeeperLockScan.anyKey(zk, budget)
             : ZooKeeperLockScan.locks(zk, limit, budget);
-        return new Scan(r.locks().stream().map(f -> new Found(f.kind(), f.name())).toList(), r.parents(),
-            End.valueOf(r.end().name()), true, List.of());
+        return new Scan(r.locks(), r.traces(), r.end(), true, List.of());
       }
       if (nodes == null) {
-        RedisLockScan.Result r = anyKey ? RedisLockScan.anyKey((RedisLockClient) client, budget)
+        LockScan.Result r = anyKey ? RedisLockScan.anyKey((RedisLockClient) client, budget)
             : RedisLockScan.locks((RedisLockClient) client, limit, budget);
-        return new Scan(r.locks(), r.lockKeys(), r.end(), true, List.of());
+        return new Scan(r.locks(), r.traces(), r.end(), true, List.of());
       }
       long deadline = System.nanoTime() + budget.toNanos();
       TreeSet<Found> found = new TreeSet<>((a, b) -> a.kind() != b.kind() ? a.kind().compareTo(b.kind())
@@ -517,10 +517,10 @@ final class OperatorCommand {
           break;
         }
         try (RedisLockClient one = RedisLockClient.builder().uri(node).options(options).build()) {
-          RedisLockScan.Result r = anyKey ? RedisLockScan.anyKey(one, Duration.ofNanos(left))
+          LockScan.Result r = anyKey ? RedisLockScan.anyKey(one, Duration.ofNanos(left))
               : RedisLockScan.locks(one, limit, Duration.ofNanos(left));
           found.addAll(r.locks());
-          lockKeys += r.lockKeys();
+          lockKeys += r.traces();
           if (r.end().compareTo(end) > 0) {
             end = r.end();
           }

@@ -6,9 +6,11 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.locksmith.BackendUnavailableException;
 import io.locksmith.LockKind;
+import io.locksmith.LockScan.End;
+import io.locksmith.LockScan.Found;
+import io.locksmith.LockScan.Result;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
@@ -55,48 +57,6 @@ public final class RedisLockScan {
 
   private record KindPrefix(LockKind kind, String prefix) {}
 
-  /** Why a walk ended. */
-  public enum End {
-    /** The whole keyspace was walked. */
-    FINISHED,
-    /** The walk stopped at the number of locks asked for; more may exist. */
-    LIMIT_REACHED,
-    /** The time budget ran out first; what was found is a part. */
-    OUT_OF_TIME
-  }
-
-  /**
-   * A lock found by a walk.
-   *
-   * @param kind the lock's kind
-   * @param name the lock name, without namespace
-   */
-  public record Found(LockKind kind, String name) {
-    /** @throws NullPointerException if a component is null */
-    public Found {
-      Objects.requireNonNull(kind, "kind");
-      Objects.requireNonNull(name, "name");
-    }
-  }
-
-  /**
-   * What one walk found.
-   *
-   * @param locks the locks found, at most the limit asked for, ordered by kind (as {@link LockKind}
-   *     declares them) and then name
-   * @param lockKeys how many Locksmith keys of the namespace the walk saw, including retained fencing
-   *     tokens and stored permit counts; 0 after a {@link End#FINISHED} walk means nothing of Locksmith's
-   *     exists under the namespace on this server
-   * @param end why the walk ended
-   */
-  public record Result(List<Found> locks, long lockKeys, End end) {
-    /** @throws NullPointerException if a component is null */
-    public Result {
-      locks = List.copyOf(locks);
-      Objects.requireNonNull(end, "end");
-    }
-  }
-
   private RedisLockScan() {}
 
   /**
@@ -125,7 +85,7 @@ public final class RedisLockScan {
    *
    * @param client the client whose server and namespace to walk
    * @param budget the longest the walk may take, positive
-   * @return {@link Result#lockKeys()} 1 and {@link End#LIMIT_REACHED} if a key was found, 0 and
+   * @return {@link Result#traces()} 1 and {@link End#LIMIT_REACHED} if a key was found, 0 and
    *     {@link End#FINISHED} if the namespace has none, 0 and {@link End#OUT_OF_TIME} if the budget ran out
    *     first; {@link Result#locks()} is empty
    * @throws NullPointerException if {@code client} or {@code budget} is null
@@ -182,9 +142,7 @@ public final class RedisLockScan {
   }
 
   private static Result result(Set<Found> found, long lockKeys, End end) {
-    List<Found> sorted = new ArrayList<>(found);
-    sorted.sort(Comparator.comparing(Found::kind).thenComparing(Found::name));
-    return new Result(sorted, lockKeys, end);
+    return Result.sorted(found, lockKeys, end);
   }
 
   /** @return the reply, or empty if the deadline passed first */

@@ -8,8 +8,8 @@ import io.locksmith.BackendUnavailableException;
 import io.locksmith.ClientOptions;
 import io.locksmith.Lease;
 import io.locksmith.LockKind;
-import io.locksmith.redis.RedisLockScan.End;
-import io.locksmith.redis.RedisLockScan.Found;
+import io.locksmith.LockScan.End;
+import io.locksmith.LockScan.Found;
 import io.locksmith.redis.RedisLockScan.ParsedKey;
 import io.locksmith.testkit.RedisCluster;
 import io.locksmith.testkit.RedisSentinelGroup;
@@ -105,7 +105,7 @@ class RedisLockScanTest {
     // another namespace on the same server is not ours
     client(REDIS.server().uri(), "scan-kinds-other").lock("elsewhere").tryAcquire().orElseThrow();
 
-    RedisLockScan.Result result = RedisLockScan.locks(locks, 100, BUDGET);
+    io.locksmith.LockScan.Result result = RedisLockScan.locks(locks, 100, BUDGET);
 
     List<Found> expected = new ArrayList<>();
     HARD_NAMES.stream().sorted().forEach(n -> expected.add(new Found(LockKind.EXCLUSIVE, n)));
@@ -115,7 +115,7 @@ class RedisLockScanTest {
     expected.add(new Found(LockKind.SEMAPHORE, "pool"));
     assertThat(result.locks()).containsExactlyElementsOf(expected);
     assertThat(result.end()).isEqualTo(End.FINISHED);
-    assertThat(result.lockKeys()).as("the retained tokens and stored counts are Locksmith keys too")
+    assertThat(result.traces()).as("the retained tokens and stored counts are Locksmith keys too")
         .isGreaterThan(expected.size() + 2);
 
     fair.release();
@@ -145,13 +145,13 @@ class RedisLockScanTest {
     REDIS.server().command("SET", "scan.ns:cache:{orders}", "not a lock"); // an application's key
     REDIS.server().command("SET", "scan.ns:lock:{orders}:unknown", "not a lock either");
     assertThat(RedisLockScan.locks(mine, 10, BUDGET).locks()).isEmpty();
-    RedisLockScan.Result empty = RedisLockScan.anyKey(mine, BUDGET);
-    assertThat(empty.lockKeys()).isZero();
+    io.locksmith.LockScan.Result empty = RedisLockScan.anyKey(mine, BUDGET);
+    assertThat(empty.traces()).isZero();
     assertThat(empty.end()).isEqualTo(End.FINISHED);
 
     mine.lock("orders").tryAcquire().orElseThrow().release(); // leaves the retained token only
-    RedisLockScan.Result used = RedisLockScan.anyKey(mine, BUDGET);
-    assertThat(used.lockKeys()).isEqualTo(1);
+    io.locksmith.LockScan.Result used = RedisLockScan.anyKey(mine, BUDGET);
+    assertThat(used.traces()).isEqualTo(1);
     assertThat(used.end()).isEqualTo(End.LIMIT_REACHED);
     assertThat(RedisLockScan.locks(mine, 10, BUDGET).locks()).isEmpty();
   }
@@ -162,10 +162,10 @@ class RedisLockScanTest {
     for (int i = 0; i < 5; i++) {
       closeLater(locks.lock("job-" + i).tryAcquire().orElseThrow());
     }
-    RedisLockScan.Result limited = RedisLockScan.locks(locks, 3, BUDGET);
+    io.locksmith.LockScan.Result limited = RedisLockScan.locks(locks, 3, BUDGET);
     assertThat(limited.locks()).hasSize(3);
     assertThat(limited.end()).isEqualTo(End.LIMIT_REACHED);
-    RedisLockScan.Result exact = RedisLockScan.locks(locks, 5, BUDGET);
+    io.locksmith.LockScan.Result exact = RedisLockScan.locks(locks, 5, BUDGET);
     assertThat(exact.locks()).hasSize(5);
     assertThat(exact.end()).isEqualTo(End.FINISHED);
     assertThatThrownBy(() -> RedisLockScan.locks(locks, 0, BUDGET)).isInstanceOf(IllegalArgumentException.class)
@@ -184,7 +184,7 @@ class RedisLockScanTest {
     }
     closeLater(locks.fairLock("payouts").tryAcquire().orElseThrow());
     expected.add(new Found(LockKind.FAIR, "payouts"));
-    RedisLockScan.Result result = RedisLockScan.locks(locks, 100, BUDGET);
+    io.locksmith.LockScan.Result result = RedisLockScan.locks(locks, 100, BUDGET);
     assertThat(result.locks()).containsExactlyInAnyOrderElementsOf(expected);
     assertThat(result.end()).isEqualTo(End.FINISHED);
   }

@@ -87,7 +87,7 @@ class RedisReadWritePhaseFairTest {
       assertThat(Long.parseLong(server.command("PTTL", keys[8]))).as("it expires").isPositive();
       assertThat(RedisLockScan.locks(locks, 100, Duration.ofSeconds(30)).locks())
           .as("a released read-write lock is not found")
-          .doesNotContain(new RedisLockScan.Found(io.locksmith.LockKind.READ_WRITE, name));
+          .doesNotContain(new io.locksmith.LockScan.Found(io.locksmith.LockKind.READ_WRITE, name));
     }
   }
 }

@@ -1,6 +1,9 @@
 package io.locksmith.zookeeper;
 
 import io.locksmith.LockKind;
+import io.locksmith.LockScan.End;
+import io.locksmith.LockScan.Found;
+import io.locksmith.LockScan.Result;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -24,46 +27,6 @@ import org.apache.zookeeper.KeeperException.Code;
 public final class ZooKeeperLockScan {
   private static final List<Side> DIRECTORIES = List.of(Side.EXCLUSIVE, Side.FAIR, Side.READ, Side.PERMIT);
 
-  /** Why a walk ended. */
-  public enum End {
-    /** Every lock parent was listed. */
-    FINISHED,
-    /** The walk stopped at the number of locks asked for; more may exist. */
-    LIMIT_REACHED,
-    /** The time budget ran out first; what was found is a part. */
-    OUT_OF_TIME
-  }
-
-  /**
-   * A lock found by a walk.
-   *
-   * @param kind the lock's kind
-   * @param name the lock name, without namespace
-   */
-  public record Found(LockKind kind, String name) {
-    /** @throws NullPointerException if a component is null */
-    public Found {
-      Objects.requireNonNull(kind, "kind");
-      Objects.requireNonNull(name, "name");
-    }
-  }
-
-  /**
-   * What one walk found.
-   *
-   * @param locks the locks held or waited for, at most the limit asked for, by kind and then name
-   * @param parents how many lock parents of the namespace the walk saw, with or without lock nodes; 0
-   *     after a {@link End#FINISHED} walk means the namespace shows no trace of use on this ensemble
-   * @param end why the walk ended
-   */
-  public record Result(List<Found> locks, long parents, End end) {
-    /** @throws NullPointerException if a component is null */
-    public Result {
-      locks = List.copyOf(locks);
-      Objects.requireNonNull(end, "end");
-    }
-  }
-
   private ZooKeeperLockScan() {}
 
   /**
@@ -86,7 +49,7 @@ public final class ZooKeeperLockScan {
   /**
    * @param client the client whose namespace to walk
    * @param budget the longest the walk may take, positive
-   * @return {@link Result#parents()} 1 and {@link End#LIMIT_REACHED} at the first lock parent found, 0 and
+   * @return {@link Result#traces()} 1 and {@link End#LIMIT_REACHED} at the first lock parent found, 0 and
    *     {@link End#FINISHED} if there is none
    * @throws NullPointerException if {@code client} or {@code budget} is null
    * @throws IllegalArgumentException if {@code budget} is not positive
@@ -149,8 +112,7 @@ public final class ZooKeeperLockScan {
   }
 
   private static Result result(List<Found> found, long parents, End end) {
-    found.sort(Comparator.comparing(Found::kind).thenComparing(Found::name));
-    return new Result(found, parents, end);
+    return Result.sorted(found, parents, end);
   }
 
   private static LockKind kind(Side side) {
