@@ -10,6 +10,7 @@ import io.locksmith.LeaseState;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
 import io.locksmith.testkit.RedisServer;
+import io.locksmith.testkit.RedisSentinelExtension;
 import io.locksmith.testkit.RedisSentinelGroup;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,11 +20,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -41,27 +40,12 @@ class RedisSentinelFailoverTest {
   /** What a client may need beyond the failover itself to work on the new master. */
   private static final Duration REACQUIRE_SLACK = Duration.ofSeconds(5);
 
-  private static RedisSentinelGroup group;
+  @RegisterExtension
+  static final RedisSentinelExtension SENTINEL = RedisSentinelExtension.withReplicas(4);
   private final List<RedisLockClient> clients = new ArrayList<>();
 
-  @BeforeAll
-  static void startGroup() {
-    group = RedisSentinelGroup.builder().replicas(4).start();
-  }
-
-  @AfterAll
-  static void stopGroup() {
-    if (group != null) {
-      group.close();
-    }
-  }
-
-  @BeforeEach
-  void replicasInSync() {
-    group.thawReplication();
-    // twice, on a machine loaded by parallel builds, a node still reported role master 30 s after the
-    // previous test's failover; the sentinels convert such a node at a later configuration check
-    group.awaitReplication(Duration.ofSeconds(90));
+  private static RedisSentinelGroup group() {
+    return SENTINEL.group();
   }
 
   @AfterEach
@@ -76,11 +60,11 @@ class RedisSentinelFailoverTest {
   void clientsConnectedBeforeACrashAcquireAndWakeUpOnThePromotedReplica() throws Exception {
     RedisLockClient holder = client();
     RedisLockClient waiter = client();
-    assertThat(holder.serverDescription()).isEqualTo(group.sentinelUri());
+    assertThat(holder.serverDescription()).isEqualTo(group().sentinelUri());
     assertThat(holder.lock("before-crash").tryAcquire().orElseThrow().release()).isTrue();
 
     long crashedAt = System.nanoTime();
-    RedisServer crashed = group.killMaster();
+    RedisServer crashed = group().killMaster();
     CompletableFuture<Long> failoverNanos = failoverFrom(crashedAt);
     AtomicInteger attempts = new AtomicInteger();
     AtomicReference<Lease> first = new AtomicReference<>();
@@ -96,7 +80,7 @@ class RedisSentinelFailoverTest {
     });
     long reacquireMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - crashedAt);
     long failoverMillis = TimeUnit.NANOSECONDS.toMillis(failoverNanos.get(60, TimeUnit.SECONDS));
-    RedisServer promoted = group.master();
+    RedisServer promoted = group().master();
     System.out.printf("[sentinel] crash -> sentinels agree on a new master: %d ms; crash -> first acquire of a"
         + " new lock by a client connected before the crash: %d ms (%d attempts)%n",
         failoverMillis, reacquireMillis, attempts.get());
@@ -120,7 +104,7 @@ class RedisSentinelFailoverTest {
   void aGrantThatNeverReachedTheReplicasEndsLostAfterTheCrash() throws Exception {
     RedisLockClient holder = client();
     RedisLockClient other = client();
-    group.freezeReplication();
+    group().freezeReplication();
     // 1 s: runs out during the outage; 20 s: outlives it, so the promoted replica must say "not yours"
     Lease brief = holder.lock("frozen-brief", LockOptions.watched(Duration.ofSeconds(1)))
         .acquire(Duration.ofSeconds(5));
@@ -131,13 +115,13 @@ class RedisSentinelFailoverTest {
     LeaseHistory longHistory = LeaseHistory.of(longer);
     assertThat(brief.isHeld()).isTrue();
     assertThat(longer.isHeld()).isTrue();
-    for (RedisServer replica : group.replicas()) {
+    for (RedisServer replica : group().replicas()) {
       assertThat(replica.command("EXISTS", key(holder, "frozen-brief"), key(holder, "frozen-long")))
           .as("grants on %s while replication is frozen", replica).isEqualTo("0");
     }
 
     long crashedAt = System.nanoTime();
-    group.killMaster();
+    group().killMaster();
     CompletableFuture<Long> failoverNanos = failoverFrom(crashedAt);
 
     assertThat(briefHistory.lost.await(3, TimeUnit.SECONDS)).as("1 s lease lost within 3 s of the crash")
@@ -178,7 +162,7 @@ class RedisSentinelFailoverTest {
     // lost because the promoted replica answered, not because its validity ran out
     assertThat(longHistory.lostAt()).isLessThan(longAcquiredAt + TimeUnit.SECONDS.toNanos(19));
     assertThat(longer.release()).isFalse();
-    assertThat(group.master().command("EXISTS", key(holder, "frozen-brief"))).isEqualTo("0");
+    assertThat(group().master().command("EXISTS", key(holder, "frozen-brief"))).isEqualTo("0");
     assertThat(second.get().release()).isTrue();
   }
 
@@ -189,14 +173,14 @@ class RedisSentinelFailoverTest {
     String name = "replicated";
     Lease lease = holder.lock(name, LockOptions.watched(Duration.ofSeconds(20))).acquire(Duration.ofSeconds(5));
     LeaseHistory history = LeaseHistory.of(lease);
-    group.awaitReplication(Duration.ofSeconds(10));
-    for (RedisServer replica : group.replicas()) {
+    group().awaitReplication(Duration.ofSeconds(10));
+    for (RedisServer replica : group().replicas()) {
       assertThat(replica.command("EXISTS", key(holder, name))).as("grant replicated to %s", replica)
           .isEqualTo("1");
     }
 
-    group.killMaster();
-    RedisServer promoted = group.awaitFailover(FAILOVER_WAIT);
+    group().killMaster();
+    RedisServer promoted = group().awaitFailover(FAILOVER_WAIT);
     assertThat(eventually(FAILOVER_WAIT, () -> reachable(holder))).as("holder reconnected").isTrue();
     // A renewal sent from now on decides: it either extends the validity past what it is now, or the
     // promoted replica says the key is not ours and the lease goes LOST.
@@ -233,10 +217,10 @@ class RedisSentinelFailoverTest {
     RedisLockClient holder = client();
     RedisLockClient waiter = client();
     assertThat(holder.lock("before-switch").tryAcquire().orElseThrow().release()).isTrue();
-    RedisServer demoted = group.master();
+    RedisServer demoted = group().master();
 
-    runningSentinel().command("SENTINEL", "FAILOVER", group.masterName());
-    RedisServer promoted = group.awaitFailover(FAILOVER_WAIT);
+    runningSentinel().command("SENTINEL", "FAILOVER", group().masterName());
+    RedisServer promoted = group().awaitFailover(FAILOVER_WAIT);
     assertThat(promoted).isNotSameAs(demoted);
     // Sentinel drops every connection of the node it demotes, a probe in flight included: not yet
     assertThat(eventually(FAILOVER_WAIT, () -> {
@@ -268,8 +252,8 @@ class RedisSentinelFailoverTest {
 
   @Test
   void aClientConnectsWhileTheFirstListedSentinelIsDown() throws Exception {
-    RedisServer first = group.sentinels().get(0);
-    RedisServer master = group.master();
+    RedisServer first = group().sentinels().get(0);
+    RedisServer master = group().master();
     first.kill();
     try {
       RedisLockClient c = client(); // the URI still lists the dead sentinel first
@@ -281,7 +265,7 @@ class RedisSentinelFailoverTest {
     }
     // the restarted sentinel kept its view (its config file), so later failovers have all three
     assertThat(eventually(Duration.ofSeconds(10), () -> first.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME",
-        group.masterName()).endsWith("\n" + master.port()))).isTrue();
+        group().masterName()).endsWith("\n" + master.port()))).isTrue();
   }
 
   @Test
@@ -289,7 +273,7 @@ class RedisSentinelFailoverTest {
     RedisLockClient holder = client();
     RedisLockClient waiter = client();
     assertThat(holder.lock("before-hang").tryAcquire().orElseThrow().release()).isTrue();
-    RedisServer hung = group.master();
+    RedisServer hung = group().master();
 
     long hungAt = System.nanoTime();
     hung.pause(); // SIGSTOP: the kernel keeps the connections open, the server answers nothing
@@ -308,7 +292,7 @@ class RedisSentinelFailoverTest {
       });
       long reacquireMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - hungAt);
       long failoverMillis = TimeUnit.NANOSECONDS.toMillis(failoverNanos.get(60, TimeUnit.SECONDS));
-      RedisServer promoted = group.master();
+      RedisServer promoted = group().master();
       System.out.printf("[sentinel] master hung (SIGSTOP) -> sentinels agree on a new master: %d ms;"
           + " -> first acquire of a new lock by a client connected before: %d ms (%d attempts)%n",
           failoverMillis, reacquireMillis, attempts.get());
@@ -328,7 +312,7 @@ class RedisSentinelFailoverTest {
 
   @Test
   void anUnknownMasterNameFailsTheBuildAsUnavailable() {
-    String uri = group.sentinelUri().replace("sentinelMasterId=" + group.masterName(), "sentinelMasterId=nope");
+    String uri = group().sentinelUri().replace("sentinelMasterId=" + group().masterName(), "sentinelMasterId=nope");
     assertThatThrownBy(() -> RedisLockClient.builder().uri(uri).commandTimeout(Duration.ofMillis(500)).build())
         .isInstanceOf(BackendUnavailableException.class)
         .hasMessageContaining("sentinelMasterId=nope");
@@ -337,7 +321,7 @@ class RedisSentinelFailoverTest {
   // ------------------------------------------------------------------------------------------------
 
   private RedisLockClient client() {
-    RedisLockClient c = RedisLockClient.create(group.sentinelUri());
+    RedisLockClient c = RedisLockClient.create(group().sentinelUri());
     clients.add(c);
     return c;
   }
@@ -345,7 +329,7 @@ class RedisSentinelFailoverTest {
   /** Starts waiting for the sentinels to name a new master; completes with the time since {@code t0}. */
   private static CompletableFuture<Long> failoverFrom(long t0) {
     return CompletableFuture.supplyAsync(() -> {
-      group.awaitFailover(FAILOVER_WAIT);
+      group().awaitFailover(FAILOVER_WAIT);
       return System.nanoTime() - t0;
     });
   }
@@ -409,6 +393,6 @@ class RedisSentinelFailoverTest {
   }
 
   private static RedisServer runningSentinel() {
-    return group.sentinels().stream().filter(RedisServer::isRunning).findFirst().orElseThrow();
+    return group().sentinels().stream().filter(RedisServer::isRunning).findFirst().orElseThrow();
   }
 }

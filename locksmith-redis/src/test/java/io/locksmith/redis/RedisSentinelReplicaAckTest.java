@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.locksmith.BackendUnavailableException;
 import io.locksmith.Lease;
 import io.locksmith.testkit.RedisServer;
+import io.locksmith.testkit.RedisSentinelExtension;
 import io.locksmith.testkit.RedisSentinelGroup;
 import java.time.Duration;
 import java.util.Optional;
@@ -18,10 +19,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -34,28 +33,15 @@ class RedisSentinelReplicaAckTest {
   private static final Duration FAILOVER_WAIT = Duration.ofSeconds(40);
   private static final Duration REACQUIRE_SLACK = Duration.ofSeconds(5);
 
-  private static RedisSentinelGroup group;
+  @RegisterExtension
+  static final RedisSentinelExtension SENTINEL = RedisSentinelExtension.withReplicas(2);
 
-  @BeforeAll
-  static void startGroup() {
-    group = RedisSentinelGroup.builder().replicas(2).start();
-  }
-
-  @AfterAll
-  static void stopGroup() {
-    if (group != null) {
-      group.close();
-    }
-  }
-
-  @BeforeEach
-  void replicasInSync() {
-    group.thawReplication();
-    group.awaitReplication(Duration.ofSeconds(30));
+  private static RedisSentinelGroup group() {
+    return SENTINEL.group();
   }
 
   private static RedisLockClient client(Duration commandTimeout) {
-    return RedisLockClient.builder().uri(group.sentinelUri()).commandTimeout(commandTimeout)
+    return RedisLockClient.builder().uri(group().sentinelUri()).commandTimeout(commandTimeout)
         .replicaAcknowledgement(1, WAIT_TIMEOUT, ReplicaAckPolicy.REPORT).build();
   }
 
@@ -69,7 +55,7 @@ class RedisSentinelReplicaAckTest {
       Lease held = locks.lock("held", HELD_LEASE).acquire(Duration.ofSeconds(5));
       assertThat(held.replicasAcknowledged().orElse(0)).isGreaterThanOrEqualTo(1);
       LeaseHistory history = LeaseHistory.of(held);
-      group.freezeReplication();
+      group().freezeReplication();
       try {
         RedisReplicaAckIsolationTest.Counts counts = RedisReplicaAckIsolationTest.load(locks, "sentinel-");
         System.out.printf("[replica-ack] Sentinel, replication frozen, WAIT %d ms, command timeout %d ms,"
@@ -80,7 +66,7 @@ class RedisSentinelReplicaAckTest {
         assertThat(history.toString()).as("the held lease's states").isEqualTo("HELD");
         assertThat(held.release()).isTrue();
       } finally {
-        group.thawReplication();
+        group().thawReplication();
       }
     }
   }
@@ -93,13 +79,13 @@ class RedisSentinelReplicaAckTest {
       assertThat(before.release()).isTrue();
       assertThat(locks.backend.replicaAckConnections()).as("a connection for acknowledged grants is open")
           .isPositive();
-      RedisServer hung = group.master();
+      RedisServer hung = group().master();
 
       long hungAt = System.nanoTime();
       hung.pause(); // SIGSTOP: every connection to it stays open, nothing answers
       try {
         CompletableFuture<Long> failoverNanos = CompletableFuture.supplyAsync(() -> {
-          group.awaitFailover(FAILOVER_WAIT);
+          group().awaitFailover(FAILOVER_WAIT);
           return System.nanoTime() - hungAt;
         });
         AtomicInteger attempts = new AtomicInteger();
@@ -115,7 +101,7 @@ class RedisSentinelReplicaAckTest {
         });
         long reacquireMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - hungAt);
         long failoverMillis = TimeUnit.NANOSECONDS.toMillis(failoverNanos.get(60, TimeUnit.SECONDS));
-        RedisServer promoted = group.master();
+        RedisServer promoted = group().master();
         System.out.printf("[replica-ack] Sentinel master hung: failover after %d ms, first acknowledged grant"
             + " after %d ms (%d attempts)%n", failoverMillis, reacquireMillis, attempts.get());
 
