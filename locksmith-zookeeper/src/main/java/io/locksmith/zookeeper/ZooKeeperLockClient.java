@@ -1,7 +1,6 @@
 package io.locksmith.zookeeper;
 
 import io.locksmith.BackendConfigurationException;
-import io.locksmith.Capabilities;
 import io.locksmith.ClientOptions;
 import io.locksmith.DistributedLock;
 import io.locksmith.DistributedReadWriteLock;
@@ -10,6 +9,7 @@ import io.locksmith.LockClient;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
 import io.locksmith.internal.DefaultLockClient;
+import io.locksmith.internal.ForwardingLockClient;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
@@ -80,7 +80,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe; create one per application and close it at shutdown. Closing deletes this client's
  * nodes and ends its threads; a {@code CuratorFramework} given to the builder is left open.
  */
-public final class ZooKeeperLockClient implements LockClient {
+public final class ZooKeeperLockClient extends ForwardingLockClient {
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockClient.class);
   /** Default session timeout, 15 s: how long the nodes of a process that died outlive it. */
   public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(15);
@@ -90,13 +90,12 @@ public final class ZooKeeperLockClient implements LockClient {
   public static final Duration DEFAULT_WAITER_RECHECK = Duration.ofSeconds(30);
   private static final AtomicInteger THREADS = new AtomicInteger();
 
-  private final DefaultLockClient delegate;
   private final String description;
   /** For tests and diagnostics in this package. */
   final ZooKeeperBackend backend;
 
   private ZooKeeperLockClient(DefaultLockClient delegate, ZooKeeperBackend backend, String description) {
-    this.delegate = delegate;
+    super(delegate);
     this.backend = backend;
     this.description = description;
   }
@@ -132,69 +131,49 @@ public final class ZooKeeperLockClient implements LockClient {
 
   @Override
   public DistributedLock lock(String name) {
-    DistributedLock lock = delegate.lock(name);
+    DistributedLock lock = super.lock(name);
     checked(name);
     return lock;
   }
 
   @Override
   public DistributedLock lock(String name, LockOptions options) {
-    DistributedLock lock = delegate.lock(name, options);
+    DistributedLock lock = super.lock(name, options);
     checked(name);
     return lock;
   }
 
   @Override
   public DistributedLock fairLock(String name, LockOptions options) {
-    DistributedLock lock = delegate.fairLock(name, options);
+    DistributedLock lock = super.fairLock(name, options);
     checked(name);
     return lock;
   }
 
   @Override
   public DistributedReadWriteLock readWriteLock(String name, LockOptions options) {
-    DistributedReadWriteLock lock = delegate.readWriteLock(name, options);
+    DistributedReadWriteLock lock = super.readWriteLock(name, options);
     checked(name);
     return lock;
   }
 
   @Override
   public DistributedSemaphore semaphore(String name, int permits, LockOptions options) {
-    DistributedSemaphore semaphore = delegate.semaphore(name, permits, options);
+    DistributedSemaphore semaphore = super.semaphore(name, permits, options);
     checked(name);
     return semaphore;
   }
 
   @Override
-  public Capabilities capabilities() {
-    return delegate.capabilities();
-  }
-
-  @Override
-  public ClientOptions options() {
-    return delegate.options();
-  }
-
-  @Override
-  public String clientId() {
-    return delegate.clientId();
-  }
-
-  @Override
   public Optional<LockInfo> inspect(String name) {
     io.locksmith.internal.LockNames.validate(name, options().maxNameLength());
-    return delegate.inspect(checked(name));
+    return super.inspect(checked(name));
   }
 
   @Override
   public boolean forceUnlock(String name) {
     io.locksmith.internal.LockNames.validate(name, options().maxNameLength());
-    return delegate.forceUnlock(checked(name));
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
+    return super.forceUnlock(checked(name));
   }
 
   @Override
