@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -66,32 +65,22 @@ class RedisSentinelFailoverTest {
     long crashedAt = System.nanoTime();
     RedisServer crashed = group().killMaster();
     CompletableFuture<Long> failoverNanos = failoverFrom(crashedAt);
-    AtomicInteger attempts = new AtomicInteger();
-    AtomicReference<Lease> first = new AtomicReference<>();
-    // a new name per attempt: a timed-out attempt that was applied cannot block the next one
-    boolean acquired = eventually(FAILOVER_WAIT.plus(REACQUIRE_SLACK), () -> {
-      try {
-        Optional<Lease> lease = holder.lock("after-crash-" + attempts.incrementAndGet()).tryAcquire();
-        lease.ifPresent(first::set);
-        return lease.isPresent();
-      } catch (BackendUnavailableException e) {
-        return false;
-      }
-    });
-    long reacquireMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - crashedAt);
+    FirstGrantAfterFailover first = FirstGrantAfterFailover.await(holder, "after-crash-",
+        FAILOVER_WAIT.plus(REACQUIRE_SLACK), crashedAt);
+    long reacquireMillis = first.millis();
     long failoverMillis = TimeUnit.NANOSECONDS.toMillis(failoverNanos.get(60, TimeUnit.SECONDS));
     RedisServer promoted = group().master();
     System.out.printf("[sentinel] crash -> sentinels agree on a new master: %d ms; crash -> first acquire of a"
         + " new lock by a client connected before the crash: %d ms (%d attempts)%n",
-        failoverMillis, reacquireMillis, attempts.get());
+        failoverMillis, reacquireMillis, first.attempts());
 
-    assertThat(acquired).as("acquired again after the crash").isTrue();
+    assertThat(first.acquired()).as("acquired again after the crash").isTrue();
     assertThat(reacquireMillis).as("crash -> re-acquire (ms) vs failover %d ms + %d ms", failoverMillis,
         REACQUIRE_SLACK.toMillis()).isLessThan(failoverMillis + REACQUIRE_SLACK.toMillis());
     assertThat(promoted).isNotSameAs(crashed);
-    assertThat(promoted.command("EXISTS", key(holder, first.get().lockName())))
+    assertThat(promoted.command("EXISTS", key(holder, first.lease().lockName())))
         .as("the new lock lives on the promoted replica").isEqualTo("1");
-    assertThat(first.get().release()).isTrue();
+    assertThat(first.lease().release()).isTrue();
 
     // the waiter's pub/sub connection followed the failover: its channel is subscribed on the new master
     assertThat(eventually(Duration.ofSeconds(10),
@@ -231,19 +220,11 @@ class RedisSentinelFailoverTest {
       }
     })).as("old master demoted").isTrue();
 
-    AtomicInteger attempts = new AtomicInteger();
-    AtomicReference<Lease> first = new AtomicReference<>();
-    assertThat(eventually(FAILOVER_WAIT, () -> {
-      try {
-        Optional<Lease> lease = holder.lock("after-switch-" + attempts.incrementAndGet()).tryAcquire();
-        lease.ifPresent(first::set);
-        return lease.isPresent();
-      } catch (BackendUnavailableException e) {
-        return false;
-      }
-    })).as("acquired after the switch").isTrue();
-    assertThat(promoted.command("EXISTS", key(holder, first.get().lockName()))).isEqualTo("1");
-    assertThat(first.get().release()).isTrue();
+    FirstGrantAfterFailover first = FirstGrantAfterFailover.await(holder, "after-switch-", FAILOVER_WAIT,
+        System.nanoTime());
+    assertThat(first.acquired()).as("acquired after the switch").isTrue();
+    assertThat(promoted.command("EXISTS", key(holder, first.lease().lockName()))).isEqualTo("1");
+    assertThat(first.lease().release()).isTrue();
     assertThat(eventually(Duration.ofSeconds(10),
         () -> subscribers(promoted, channel(waiter)) == 1))
         .as("waiter re-subscribed on the new master").isTrue();
@@ -279,30 +260,21 @@ class RedisSentinelFailoverTest {
     hung.pause(); // SIGSTOP: the kernel keeps the connections open, the server answers nothing
     try {
       CompletableFuture<Long> failoverNanos = failoverFrom(hungAt);
-      AtomicInteger attempts = new AtomicInteger();
-      AtomicReference<Lease> first = new AtomicReference<>();
-      boolean acquired = eventually(FAILOVER_WAIT.plus(REACQUIRE_SLACK), () -> {
-        try {
-          Optional<Lease> lease = holder.lock("after-hang-" + attempts.incrementAndGet()).tryAcquire();
-          lease.ifPresent(first::set);
-          return lease.isPresent();
-        } catch (BackendUnavailableException e) {
-          return false;
-        }
-      });
-      long reacquireMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - hungAt);
+      FirstGrantAfterFailover first = FirstGrantAfterFailover.await(holder, "after-hang-",
+          FAILOVER_WAIT.plus(REACQUIRE_SLACK), hungAt);
+      long reacquireMillis = first.millis();
       long failoverMillis = TimeUnit.NANOSECONDS.toMillis(failoverNanos.get(60, TimeUnit.SECONDS));
       RedisServer promoted = group().master();
       System.out.printf("[sentinel] master hung (SIGSTOP) -> sentinels agree on a new master: %d ms;"
           + " -> first acquire of a new lock by a client connected before: %d ms (%d attempts)%n",
-          failoverMillis, reacquireMillis, attempts.get());
+          failoverMillis, reacquireMillis, first.attempts());
 
-      assertThat(acquired).as("acquired again after the master hung").isTrue();
+      assertThat(first.acquired()).as("acquired again after the master hung").isTrue();
       assertThat(reacquireMillis).as("hang -> re-acquire (ms) vs failover %d ms + %d ms", failoverMillis,
           REACQUIRE_SLACK.toMillis()).isLessThan(failoverMillis + REACQUIRE_SLACK.toMillis());
       assertThat(promoted).isNotSameAs(hung);
-      assertThat(promoted.command("EXISTS", key(holder, first.get().lockName()))).isEqualTo("1");
-      assertThat(first.get().release()).isTrue();
+      assertThat(promoted.command("EXISTS", key(holder, first.lease().lockName()))).isEqualTo("1");
+      assertThat(first.lease().release()).isTrue();
       assertHandOffByWakeUp(holder, waiter, "handoff-after-hang");
       assertThat(subscribers(promoted, channel(waiter))).as("waiter subscribed on the new master").isEqualTo(1);
     } finally {

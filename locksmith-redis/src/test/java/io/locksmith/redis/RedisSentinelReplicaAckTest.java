@@ -5,20 +5,15 @@ import static io.locksmith.redis.RedisReplicaAckIsolationTest.HELD_LEASE;
 import static io.locksmith.redis.RedisReplicaAckIsolationTest.RUN;
 import static io.locksmith.redis.RedisReplicaAckIsolationTest.THREADS;
 import static io.locksmith.redis.RedisReplicaAckIsolationTest.WAIT_TIMEOUT;
-import static io.locksmith.tck.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.locksmith.BackendUnavailableException;
 import io.locksmith.Lease;
 import io.locksmith.testkit.RedisServer;
 import io.locksmith.testkit.RedisSentinelExtension;
 import io.locksmith.testkit.RedisSentinelGroup;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
@@ -88,31 +83,22 @@ class RedisSentinelReplicaAckTest {
           group().awaitFailover(FAILOVER_WAIT);
           return System.nanoTime() - hungAt;
         });
-        AtomicInteger attempts = new AtomicInteger();
-        AtomicReference<Lease> first = new AtomicReference<>();
-        boolean acquired = eventually(FAILOVER_WAIT.plus(REACQUIRE_SLACK), () -> {
-          try {
-            Optional<Lease> lease = locks.lock("after-hang-" + attempts.incrementAndGet()).tryAcquire();
-            lease.ifPresent(first::set);
-            return lease.isPresent();
-          } catch (BackendUnavailableException e) {
-            return false;
-          }
-        });
-        long reacquireMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - hungAt);
+        FirstGrantAfterFailover first = FirstGrantAfterFailover.await(locks, "after-hang-",
+            FAILOVER_WAIT.plus(REACQUIRE_SLACK), hungAt);
+        long reacquireMillis = first.millis();
         long failoverMillis = TimeUnit.NANOSECONDS.toMillis(failoverNanos.get(60, TimeUnit.SECONDS));
         RedisServer promoted = group().master();
         System.out.printf("[replica-ack] Sentinel master hung: failover after %d ms, first acknowledged grant"
-            + " after %d ms (%d attempts)%n", failoverMillis, reacquireMillis, attempts.get());
+            + " after %d ms (%d attempts)%n", failoverMillis, reacquireMillis, first.attempts());
 
-        assertThat(acquired).as("an acknowledged grant after the master hung").isTrue();
+        assertThat(first.acquired()).as("an acknowledged grant after the master hung").isTrue();
         assertThat(reacquireMillis).as("hang -> acknowledged grant (ms) vs failover %d ms + %d ms", failoverMillis,
             REACQUIRE_SLACK.toMillis()).isLessThan(failoverMillis + REACQUIRE_SLACK.toMillis());
         assertThat(promoted).isNotSameAs(hung);
-        assertThat(promoted.command("EXISTS", key(first.get().lockName())))
+        assertThat(promoted.command("EXISTS", key(first.lease().lockName())))
             .as("the grant was made on the promoted replica").isEqualTo("1");
-        assertThat(first.get().replicasAcknowledged()).isPresent();
-        assertThat(first.get().release()).isTrue();
+        assertThat(first.lease().replicasAcknowledged()).isPresent();
+        assertThat(first.lease().release()).isTrue();
         assertThat(locks.backend.replicaAckConnections()).isBetween(1, ReplicaAckLanes.MAX_LANES);
       } finally {
         hung.resume(); // Sentinel then turns it into a replica of the new master
