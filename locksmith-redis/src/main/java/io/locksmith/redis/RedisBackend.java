@@ -390,7 +390,8 @@ final class RedisBackend implements LockBackend {
     }
     // a node that cannot be connected to (e.g. it hangs) may be a master the sentinels have replaced; the
     // shared connection, perhaps idle, would not find out by itself
-    return c.connectAsync(StringCodec.UTF8, target).toCompletableFuture().whenComplete((conn, f) -> {
+    RedisURI laneTarget = target;
+    return LostHandshake.connect(() -> c.connectAsync(StringCodec.UTF8, laneTarget)).whenComplete((conn, f) -> {
       if (f != null) {
         checkMasterSoon();
       }
@@ -428,12 +429,8 @@ final class RedisBackend implements LockBackend {
       }).whenComplete((v, f) -> connecting.set(false));
     }
     List<AutoCloseable> opened = new ArrayList<>();
-    CompletableFuture<StatefulRedisConnection<String, String>> first;
-    try {
-      first = client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture();
-    } catch (RuntimeException e) {
-      first = CompletableFuture.failedFuture(e);
-    }
+    CompletableFuture<StatefulRedisConnection<String, String>> first =
+        LostHandshake.connect(() -> client.connectAsync(StringCodec.UTF8, uri));
     CompletableFuture<Void> done = first
         .thenCompose(conn -> {
           opened.add(conn);
@@ -458,7 +455,7 @@ final class RedisBackend implements LockBackend {
             return policy;
           }));
           return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]))
-              .thenCompose(v -> client.connectPubSubAsync(StringCodec.UTF8, uri).toCompletableFuture())
+              .thenCompose(v -> LostHandshake.connect(() -> client.connectPubSubAsync(StringCodec.UTF8, uri)))
               .thenCompose(ps -> {
                 opened.add(ps);
                 ps.setTimeout(commandTimeout);

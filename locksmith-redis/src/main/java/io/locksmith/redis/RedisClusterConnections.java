@@ -113,7 +113,7 @@ final class RedisClusterConnections {
     try {
       // learn the slot map first: connectAsync does not load it by itself
       first = client.refreshPartitionsAsync().toCompletableFuture()
-          .thenCompose(v -> client.connectAsync(StringCodec.UTF8));
+          .thenCompose(v -> LostHandshake.connect(() -> client.connectAsync(StringCodec.UTF8)));
     } catch (RuntimeException e) {
       first = CompletableFuture.failedFuture(e);
     }
@@ -134,7 +134,7 @@ final class RedisClusterConnections {
       }
       checkEvictionPolicies(conn, loads);
       return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]))
-          .thenCompose(v -> client.connectPubSubAsync(StringCodec.UTF8))
+          .thenCompose(v -> LostHandshake.connect(() -> client.connectPubSubAsync(StringCodec.UTF8)))
           .thenCompose(ps -> {
             opened.add(ps);
             ps.setTimeout(commandTimeout);
@@ -202,12 +202,8 @@ final class RedisClusterConnections {
    * the grant.
    */
   CompletableFuture<ReplicaAckLanes.Lane> openLane() {
-    CompletableFuture<StatefulRedisClusterConnection<String, String>> opening;
-    try {
-      opening = client.connectAsync(StringCodec.UTF8);
-    } catch (RuntimeException e) {
-      opening = CompletableFuture.failedFuture(e);
-    }
+    CompletableFuture<StatefulRedisClusterConnection<String, String>> opening =
+        LostHandshake.connect(() -> client.connectAsync(StringCodec.UTF8));
     return opening.thenApply(conn -> {
       conn.setTimeout(commandTimeout);
       return new ReplicaAckLanes.Lane() {
