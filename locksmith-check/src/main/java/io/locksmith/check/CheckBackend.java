@@ -28,6 +28,16 @@ public enum CheckBackend {
   REDLOCK("redlock", "Redlock over 5 independent Redis nodes", EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER,
       Fault.KILL_HOLDER, Fault.RESTART_EMPTY, Fault.PAUSE_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK,
       Fault.DELAY_LINK, Fault.EXPIRE_MINORITY, Fault.EXPIRE_MAJORITY, Fault.KILL_MINORITY)),
+  /**
+   * One ZooKeeper server in the harness JVM, tick 200 ms ({@code ZooKeeperLockClient}, session timeout =
+   * the lease, at least 400 ms).
+   */
+  ZOOKEEPER("zookeeper", "one ZooKeeper server (tick 200 ms; session timeout = the lease)", EnumSet.of(Fault.NONE,
+      Fault.PAUSE_HOLDER, Fault.KILL_HOLDER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK)),
+  /** A ZooKeeper ensemble of 3 members in the harness JVM, tick 200 ms. */
+  ZOOKEEPER_ENSEMBLE("zookeeper-ensemble", "ZooKeeper ensemble of 3 members (tick 200 ms; session timeout = the lease)",
+      EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER, Fault.KILL_HOLDER, Fault.BLACKHOLE_LINK, Fault.KILL_LEADER,
+          Fault.RESTART_ALL)),
   /** The in-JVM reference server; clients are threads of the harness (no child JVMs). */
   IN_JVM("in-jvm", "in-JVM reference server, clients as harness threads", EnumSet.of(Fault.NONE));
 

@@ -156,7 +156,7 @@ class CheckReportTest {
         }
       }
     }
-    assertThat(combinations).isEqualTo(2 * (9 + 6 + 3 + 11 + 1));
+    assertThat(combinations).isEqualTo(2 * (9 + 6 + 3 + 11 + 5 + 6 + 1));
   }
 
   @Test

@@ -44,7 +44,8 @@ public final class Main {
       "  bench --scenario segmented [--segments 1,5,20] [--hold 2ms] [--duration 10s] [--threads 64]",
       "        one hot item sold through SegmentedStock with each segment count in one run (1 = one lock",
       "        over the whole stock), each sale holding its segment for --hold (0 for none); prints the gain",
-      "  check --backend redis|sentinel|cluster|redlock|in-jvm --fault NAME [--fenced|--unfenced] [--clients N]",
+      "  check --backend redis|sentinel|cluster|redlock|zookeeper|zookeeper-ensemble|in-jvm --fault NAME",
+      "        [--fenced|--unfenced] [--clients N]",
       "        [--duration 30s] [--json FILE] [--html FILE]   |   check --self-test   |   check --help",
       "        the safety checker: contending clients under an injected fault, checked for overlapping",
       "        holds, lost updates, token regressions and stale writes (faults and backends: check --help).",
@@ -54,14 +55,16 @@ public final class Main {
 
   static {
     // the ZooKeeper client logs its whole environment at INFO when it connects: not an operator's concern
-    quiet("org.apache.zookeeper");
-    quiet("org.apache.curator");
+    quiet("org.apache.zookeeper", "warn");
+    quiet("org.apache.curator", "warn");
+    // the ZooKeeper servers that check runs start: the faults it injects make them complain
+    quiet("org.apache.zookeeper.server", "error");
   }
 
-  private static void quiet(String logger) {
+  private static void quiet(String logger, String level) {
     String key = "org.slf4j.simpleLogger.log." + logger;
     if (System.getProperty(key) == null) {
-      System.setProperty(key, "warn");
+      System.setProperty(key, level);
     }
   }
 
