@@ -37,7 +37,8 @@ final class BenchCommand {
           throw new Args.UsageException("--read-ratio must be a number between 0 and 1, was '" + ratio + "'");
         }
       }
-      settings = new BenchSettings(scenario, list(args.get("against",
+      boolean zookeeper = "zookeeper".equals(args.get("backend", "redis"));
+      settings = new BenchSettings(scenario, zookeeper ? List.of() : list(args.get("against",
           String.join(",", BenchSettings.PEERS))), args.duration("duration", Duration.ofSeconds(10)),
           args.intValue("threads", 0, 1, 10_000), args.get("uri", null), list(args.get("nodes", "")),
           args.duration("rtt", Duration.ZERO), readRatio, counts(args.get("segments", null)),
@@ -46,7 +47,20 @@ final class BenchCommand {
     } catch (IllegalArgumentException e) {
       throw new Args.UsageException(e.getMessage());
     }
-    BenchReport report = Bench.run(settings, out);
+    BenchReport report;
+    String backend = args.get("backend", "redis");
+    if (backend.equals("zookeeper")) {
+      try {
+        report = io.locksmith.bench.ZooKeeperBench.run(settings, list(args.get("against",
+            String.join(",", io.locksmith.bench.ZooKeeperBench.PEERS))), out);
+      } catch (IllegalArgumentException e) {
+        throw new Args.UsageException(e.getMessage());
+      }
+    } else if (backend.equals("redis")) {
+      report = Bench.run(settings, out);
+    } else {
+      throw new Args.UsageException("--backend must be redis or zookeeper, was '" + backend + "'");
+    }
     out.print(report.toTable());
     String json = args.get("json", null);
     if (json != null) {

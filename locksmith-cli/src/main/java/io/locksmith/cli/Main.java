@@ -41,6 +41,11 @@ public final class Main {
       "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given;",
       "        --rtt adds that round trip to every server link, as between hosts; rw-mix: that share of",
       "        the threads only read (locksmith-rw: its read side), the others only write",
+      "  bench --backend zookeeper --scenario uncontended|many-keys|hot-key|herd [--against curator]",
+      "        [--duration 10s] [--threads N] [--uri zookeeper://...] [--json FILE]",
+      "        Locksmith's ZooKeeper backend and Curator's InterProcessMutex on the same (embedded unless",
+      "        --uri) ZooKeeper server; server cost from its counters: requests and watch notifications",
+      "        per cycle (getChildren per cycle in the progress lines)",
       "  bench --scenario segmented [--segments 1,5,20] [--hold 2ms] [--duration 10s] [--threads 64]",
       "        one hot item sold through SegmentedStock with each segment count in one run (1 = one lock",
       "        over the whole stock), each sale holding its segment for --hold (0 for none); prints the gain",
@@ -89,7 +94,7 @@ public final class Main {
         case "demo-worker" -> DemoWorker.run(new Args(argv, 1,
             Set.of("mode", "uri", "threads", "think", "max-run", "items"), Set.of()));
         case "bench" -> BenchCommand.run(new Args(argv, 1,
-            Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "read-ratio",
+            Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "read-ratio", "backend",
                 "json", "segments", "hold"), Set.of()), out);
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
