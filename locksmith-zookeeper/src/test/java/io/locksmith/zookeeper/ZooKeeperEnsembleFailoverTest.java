@@ -30,7 +30,7 @@ class ZooKeeperEnsembleFailoverTest {
     try (ZooKeeperLockClient holder = ZooKeeperLockClient.builder().uri(ensemble.uri())
             .sessionTimeout(Duration.ofSeconds(20)).build();
         ZooKeeperLockClient other = ZooKeeperLockClient.builder().uri(ensemble.uri())
-            .sessionTimeout(Duration.ofSeconds(10)).build()) {
+            .sessionTimeout(Duration.ofSeconds(20)).build()) {
       Lease first = holder.lock(name, LockOptions.watched(Duration.ofSeconds(30))).acquire();
       long session = holder.backend.currentSession();
       int killed = ensemble.killLeader();
