@@ -83,7 +83,9 @@ public record BenchReport(Scenario scenario, int threads, Integer readers, long 
   public String toTable() {
     StringBuilder b = new StringBuilder();
     b.append(String.format(Locale.ROOT, "scenario %s, %d thread(s), %d ms measured per implementation, "
-        + "Redis %s, %s%s%n", scenario.cliName(), threads, durationMillis, redisVersion, machine,
+        + "%s, %s%s%n", scenario.cliName(), threads, durationMillis,
+        // a ZooKeeper run names its server itself; its cmds/op are requests and its pubs/op watch notifications
+        redisVersion.startsWith("ZooKeeper") ? redisVersion : "Redis " + redisVersion, machine,
         rttMicros == 0 ? "" : ", " + rttMicros + " µs round trip added to every server link"));
     b.append(String.format(Locale.ROOT, "%-22s %12s %10s %10s %11s %9s %9s %11s %11s %s%n", "impl", "ops/s",
         "p50 µs", "p99 µs", "acq p50 µs", "cmds/op", "pubs/op", "handoff p50", "handoff p99", "min/max per thread"));
