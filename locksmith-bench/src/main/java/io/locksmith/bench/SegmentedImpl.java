@@ -9,9 +9,7 @@ import io.locksmith.recipes.StockStore;
 import io.locksmith.redis.RedisLockClient;
 import io.locksmith.redis.RedisStockStore;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The segmented scenario's "implementation": one sale of one unit per cycle through {@link
@@ -34,44 +32,12 @@ final class SegmentedImpl implements LockImpl {
     this.client = RedisLockClient.create(uri);
     this.redis = RedisClient.create(uri);
     this.connection = redis.connect();
-    StockStore store = holding(RedisStockStore.of(connection.sync(), "bench-stock"), hold.toNanos());
+    StockStore store = new HoldingStockStore(RedisStockStore.of(connection.sync(), "bench-stock"), hold);
     // an item per segment count: the same stock and workload, segmented differently
     String item = "bench-item-" + segments + "-" + Long.toHexString(System.nanoTime());
     this.stock = SegmentedStock.builder(client, store, item).segments(segments)
         .lockWait(Duration.ofSeconds(30)).build();
     stock.refill(STOCK);
-  }
-
-  /** The store, plus {@code holdNanos} of work after each read: the work done under the segment's lock. */
-  private static StockStore holding(StockStore store, long holdNanos) {
-    return new StockStore() {
-      @Override
-      public int create(String item, int segments) {
-        return store.create(item, segments);
-      }
-
-      @Override
-      public long read(String item, int segment, long token) {
-        long units = store.read(item, segment, token);
-        if (holdNanos > 0) {
-          long end = System.nanoTime() + holdNanos;
-          for (long left = holdNanos; left > 0; left = end - System.nanoTime()) {
-            LockSupport.parkNanos(left);
-          }
-        }
-        return units;
-      }
-
-      @Override
-      public void write(String item, List<SegmentWrite> writes) {
-        store.write(item, writes);
-      }
-
-      @Override
-      public long[] units(String item) {
-        return store.units(item);
-      }
-    };
   }
 
   @Override

@@ -2,6 +2,12 @@ package io.locksmith.cli;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.locksmith.bench.HoldingStockStore;
+import io.locksmith.recipes.Sale;
+import io.locksmith.recipes.StockStore;
+import io.locksmith.recipes.SegmentedStock;
+import io.locksmith.redis.RedisLockClient;
+import io.locksmith.redis.RedisStockStore;
 import io.locksmith.testkit.ProcessSignals;
 import io.locksmith.testkit.RedisServer;
 import java.io.BufferedReader;
@@ -18,6 +24,7 @@ import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@code locksmith demo}: the story of why a lock needs fencing, on a shared inventory, with worker
@@ -31,9 +38,12 @@ import java.util.concurrent.TimeUnit;
  *   <li>the same pause against the old write-only fence: the late write is accepted and the next
  *       holder's write overwrites it, one update lost. This row shows why the token is admitted at the
  *       read; it is not Locksmith's recipe and does not count towards the exit code.</li>
+ *   <li>a hot item's stock split into segments ({@link SegmentedStock}): threads sell it out through one
+ *       segment, then through eight, each sale holding its segment for a moment; both sell exactly the
+ *       stock, and the segments sell it faster.</li>
  * </ol>
  *
- * Exits 1 if Locksmith lost an update or a stale write was accepted.
+ * Exits 1 if Locksmith lost an update, a stale write was accepted or the segmented stock was oversold.
  */
 final class Demo {
   private static final Duration PHASE_LIMIT = Duration.ofSeconds(60);
@@ -78,6 +88,18 @@ final class Demo {
 
   private record PhaseResult(long sold, int stockLeft, long lostUpdates, long staleRejected) {}
 
+  /** One sell-out of the hot item through {@code segments} segments. */
+  private record SegmentedRun(int segments, long sold, long left, long millis) {
+    double salesPerSecond() {
+      return sold * 1000.0 / Math.max(1, millis);
+    }
+  }
+
+  /** Units of the hot item, threads selling it, and the work each sale does under its segment's lock. */
+  private static final int HOT_UNITS = 200;
+  private static final int HOT_THREADS = 8;
+  private static final Duration HOT_HOLD = Duration.ofMillis(2);
+
   private int play(String jsonFile, String where) throws Exception {
     out.printf("Inventory of %d items; %d worker JVMs x %d threads each sell one item at a time: read the%n"
         + "stock, work a few ms, write stock - 1. Server: %s.%n%n", stock, processes, threads, where);
@@ -86,17 +108,25 @@ final class Demo {
     PhaseResult locksmith;
     PhaseResult paused;
     PhaseResult writeOnly;
+    List<SegmentedRun> segmented = new ArrayList<>();
     try (StatefulRedisConnection<String, String> connection = redis.connect()) {
       Inventory inventory = new Inventory(connection.sync());
-      out.println("1/4 naive lock: SET lock NX PX, blind DEL ...");
+      out.println("1/5 naive lock: SET lock NX PX, blind DEL ...");
       naive = sellingPhase(inventory, "naive");
-      out.println("2/4 Locksmith lock; the token is admitted at the read and checked at the write ...");
+      out.println("2/5 Locksmith lock; the token is admitted at the read and checked at the write ...");
       locksmith = sellingPhase(inventory, "locksmith");
-      out.println("3/4 a holder is frozen (SIGSTOP) past its lease and thawed between the next holder's read"
+      out.println("3/5 a holder is frozen (SIGSTOP) past its lease and thawed between the next holder's read"
           + " and write ...");
       paused = pausePhase(inventory, true);
-      out.println("4/4 the same pause against a fence checked only at the write (the old recipe) ...");
+      out.println("4/5 the same pause against a fence checked only at the write (the old recipe) ...");
       writeOnly = pausePhase(inventory, false);
+      out.printf("5/5 a hot item of %d units split into segments: %d threads sell one unit at a time, each sale%n"
+          + "    holding its segment %d ms; sold out through 1 segment, then through 8 ...%n", HOT_UNITS,
+          HOT_THREADS, HOT_HOLD.toMillis());
+      StockStore store = new HoldingStockStore(RedisStockStore.of(connection.sync(), "demo-stock"), HOT_HOLD);
+      for (int segments : new int[] {1, 8}) {
+        segmented.add(sellOut(store, segments));
+      }
     } finally {
       redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
@@ -117,20 +147,65 @@ final class Demo {
     out.printf("Fenced only at the write (the old recipe), the same late write was %s; lost updates: %d. Admit"
         + " the token at the first access (docs/fencing.md).%n", writeOnly.staleRejected() > 0 ? "rejected"
         : "accepted", writeOnly.lostUpdates());
+    out.println();
+    out.println("| segments | sold | left | sales/s |");
+    out.println("|---------:|-----:|-----:|--------:|");
+    long oversold = 0;
+    long left = 0;
+    for (SegmentedRun r : segmented) {
+      out.printf("| %8d | %4d | %4d | %7.0f |%n", r.segments(), r.sold(), r.left(), r.salesPerSecond());
+      oversold += Math.max(0, r.sold() - HOT_UNITS);
+      left += r.left();
+    }
+    double speedup = segmented.get(1).salesPerSecond() / segmented.get(0).salesPerSecond();
+    out.printf("Segmented stock: every unit sold exactly once either way (oversold: %d); 8 segments sold it"
+        + " %.1f x as fast as 1 (docs/recipes.md).%n", oversold, speedup);
 
     if (jsonFile != null) {
       String json = String.format("{\"naiveLostUpdates\": %d, \"locksmithLostUpdates\": %d, "
-          + "\"staleWritesRejected\": %d, \"writeOnlyFenceLostUpdates\": %d}%n", naive.lostUpdates(),
+          + "\"staleWritesRejected\": %d, \"writeOnlyFenceLostUpdates\": %d, \"segmentedOversold\": %d, "
+          + "\"segmentedUnitsLeft\": %d, \"segmentedSpeedupPercent\": %d}%n", naive.lostUpdates(),
           locksmith.lostUpdates() + paused.lostUpdates(), locksmith.staleRejected() + paused.staleRejected(),
-          writeOnly.lostUpdates());
+          writeOnly.lostUpdates(), oversold, left, Math.round(speedup * 100));
       Files.writeString(Path.of(jsonFile), json, StandardCharsets.UTF_8);
       out.println("wrote " + jsonFile);
     }
-    boolean ok = locksmith.lostUpdates() == 0 && paused.lostUpdates() == 0 && paused.staleRejected() > 0;
+    boolean ok = locksmith.lostUpdates() == 0 && paused.lostUpdates() == 0 && paused.staleRejected() > 0
+        && oversold == 0 && left == 0;
     if (naive.lostUpdates() == 0) {
       out.println("note: the naive lock happened to lose no update this run; try more --threads.");
     }
     return ok ? 0 : 1;
+  }
+
+  /** Sells the hot item out through {@code segments} segments with {@link #HOT_THREADS} threads. */
+  private SegmentedRun sellOut(StockStore store, int segments) throws InterruptedException {
+    try (RedisLockClient locks = RedisLockClient.create(uri)) {
+      SegmentedStock stock = SegmentedStock.builder(locks, store, "demo-hot-" + segments + "-" + System.nanoTime())
+          .segments(segments).lockWait(PHASE_LIMIT).build();
+      stock.refill(HOT_UNITS);
+      AtomicLong sold = new AtomicLong();
+      List<Thread> sellers = new ArrayList<>();
+      long start = System.nanoTime();
+      for (int t = 0; t < HOT_THREADS; t++) {
+        Thread seller = new Thread(() -> {
+          while (true) {
+            Sale sale = stock.trySell(1);
+            if (!sale.sold()) {
+              return; // sold out
+            }
+            sold.incrementAndGet();
+          }
+        }, "demo-seller-" + t);
+        seller.start();
+        sellers.add(seller);
+      }
+      for (Thread t : sellers) {
+        t.join(PHASE_LIMIT.toMillis());
+      }
+      long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      return new SegmentedRun(segments, sold.get(), stock.total(), millis);
+    }
   }
 
   private void row(String phase, PhaseResult r, String rejected) {

@@ -47,6 +47,10 @@ class MainTest {
     // issue 12 item 14: the holder thawed between the next holder's read and write loses an update
     // against the old write-only fence, and none against Locksmith's (admitted at the read)
     assertThat(field(written, "writeOnlyFenceLostUpdates")).isEqualTo(1);
+    // issue 17: the segmented stock sells exactly its units through 1 and through 8 segments
+    assertThat(field(written, "segmentedOversold")).isZero();
+    assertThat(field(written, "segmentedUnitsLeft")).isZero();
+    assertThat(printed).contains("5/5 a hot item of 200 units split into segments").contains("|        8 |  200 |    0 |");
     assertThat(printed).contains("| naive SET NX PX + DEL").contains("REJECTED by the fencing token")
         .contains("before the other's write: write token=").contains(" rejected leasestate=");
   }
