@@ -5,6 +5,7 @@ import io.locksmith.LockClient;
 import io.locksmith.LockOptions;
 import io.locksmith.injvm.InJvmLockServer;
 import java.util.List;
+import java.util.Map;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -20,10 +21,19 @@ final class LockClientFactory {
 
   private final List<LockClientCustomizer<?>> customizers;
   private final BeanFactory beanFactory;
+  private final LockObserverFactory observers;
+  private final Map<String, LeaseTracker> trackers;
 
-  LockClientFactory(List<LockClientCustomizer<?>> customizers, BeanFactory beanFactory) {
+  /**
+   * @param observers makes each client's metrics observer, or null
+   * @param trackers where each client's lease tracker is put, by client name
+   */
+  LockClientFactory(List<LockClientCustomizer<?>> customizers, BeanFactory beanFactory, LockObserverFactory observers,
+      Map<String, LeaseTracker> trackers) {
     this.customizers = customizers;
     this.beanFactory = beanFactory;
+    this.observers = observers;
+    this.trackers = trackers;
   }
 
   /**
@@ -58,7 +68,7 @@ final class LockClientFactory {
       throw new InvalidConfigurationPropertyValueException(prefix + ".backend", null,
           "no backend chosen: set it (in-jvm, redis, redlock, zookeeper, jdbc) or a backend's address");
     }
-    ClientOptions options = options(clientName, prefix, p);
+    ClientOptions options = options(clientName, prefix, p, backend);
     switch (backend) {
       case IN_JVM:
         return new InJvmLockServer().newClient(options);
@@ -79,8 +89,12 @@ final class LockClientFactory {
     }
   }
 
-  private ClientOptions options(String clientName, String prefix, LockClientProperties p) {
+  private ClientOptions options(String clientName, String prefix, LockClientProperties p, LockClientProperties.Backend backend) {
     ClientOptions.Builder b = ClientOptions.builder();
+    String backendName = backend.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+    LeaseTracker tracker = new LeaseTracker(observers == null ? null : observers.observerFor(clientName, backendName));
+    trackers.put(clientName, tracker);
+    b.observer(tracker);
     try {
       b.namespace(p.getNamespace());
       LockOptions lockOptions = p.isLeaseWatched() ? LockOptions.watched(p.getLeaseTime()) : LockOptions.fixed(p.getLeaseTime());

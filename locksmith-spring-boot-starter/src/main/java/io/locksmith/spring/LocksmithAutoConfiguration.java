@@ -47,7 +47,13 @@ public class LocksmithAutoConfiguration {
   public LocksmithAutoConfiguration() {}
 
   static LockClientFactory factory(ObjectProvider<LockClientCustomizer<?>> customizers, BeanFactory beanFactory) {
-    return new LockClientFactory(customizers.orderedStream().collect(Collectors.toList()), beanFactory);
+    return new LockClientFactory(customizers.orderedStream().collect(Collectors.toList()), beanFactory,
+        beanFactory.getBeanProvider(LockObserverFactory.class).getIfAvailable(), beanFactory.getBean(LeaseTrackers.class).byClient);
+  }
+
+  @Bean
+  LeaseTrackers locksmithLeaseTrackers() {
+    return new LeaseTrackers();
   }
 
   /**

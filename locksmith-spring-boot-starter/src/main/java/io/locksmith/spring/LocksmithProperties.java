@@ -1,6 +1,8 @@
 package io.locksmith.spring;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -22,6 +24,65 @@ public class LocksmithProperties extends LockClientProperties {
   private Map<String, LockClientProperties> clients = new LinkedHashMap<>();
 
   private final Annotation annotation = new Annotation();
+
+  private final Metrics metrics = new Metrics();
+
+  /**
+   * The metrics settings.
+   *
+   * @return the metrics settings
+   */
+  public Metrics getMetrics() {
+    return metrics;
+  }
+
+  /** {@code locksmith.metrics.*}: the Micrometer meters of every client. Not thread-safe for writing. */
+  public static class Metrics {
+    /** Whether the clients report to Micrometer (when locksmith-micrometer and a MeterRegistry are present). */
+    private boolean enabled = true;
+
+    /**
+     * Regular expressions of lock names that get their own name tag; other names are tagged "other". Empty
+     * (the default): no name tag at all, as each name would be a time series.
+     */
+    private List<String> nameTags = new ArrayList<>();
+
+    /**
+     * Whether metrics are on.
+     *
+     * @return true when on
+     */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /**
+     * Sets whether metrics are on.
+     *
+     * @param enabled true for on
+     */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /**
+     * The name-tag patterns.
+     *
+     * @return the patterns
+     */
+    public List<String> getNameTags() {
+      return nameTags;
+    }
+
+    /**
+     * Sets the name-tag patterns.
+     *
+     * @param nameTags the patterns
+     */
+    public void setNameTags(List<String> nameTags) {
+      this.nameTags = nameTags;
+    }
+  }
 
   /**
    * The named clients.
