@@ -105,7 +105,21 @@ final class DistributedLockInterceptor implements MethodInterceptor {
       return invocation.proceed();
     } finally {
       LockedCall.pop();
+      unlock(lock, lockName);
+    }
+  }
+
+  /**
+   * Releases after the call. As in core's {@code runLocked}, a release that fails (backend unreachable,
+   * lease already lost) is logged and not thrown: the method's work is done, and an exception here would
+   * report committed work as failed or hide the method's own exception; the server lets the lease expire.
+   */
+  private static void unlock(io.locksmith.DistributedLock lock, String lockName) {
+    try {
       lock.unlock();
+    } catch (RuntimeException e) {
+      org.slf4j.LoggerFactory.getLogger(DistributedLockInterceptor.class)
+          .warn("@DistributedLock: releasing lock '{}' after the call failed: {}", lockName, e.toString());
     }
   }
 
