@@ -9,7 +9,7 @@ import java.lang.annotation.Target;
 /**
  * Runs the annotated method while holding a distributed lock. The lock is taken before the method runs
  * and released when it returns or throws; for a {@code CompletionStage}/{@code CompletableFuture} result,
- * when that completes. Nested and recursive calls on the same lock name on the same thread re-enter.
+ * when that completes; for a Reactor {@code Mono}, from subscription until it terminates or is cancelled. Nested and recursive calls on the same lock name on the same thread re-enter.
  *
  * <p>The advisor runs outside {@code @Transactional} (see {@code locksmith.annotation.order}), so the lock
  * is released only after the method's transaction has committed or rolled back: another instance can

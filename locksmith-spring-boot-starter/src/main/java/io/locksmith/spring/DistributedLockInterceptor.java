@@ -39,6 +39,8 @@ import org.springframework.util.StringValueResolver;
 final class DistributedLockInterceptor implements MethodInterceptor {
 
   private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+  private static final boolean REACTOR = org.springframework.util.ClassUtils.isPresent("reactor.core.publisher.Mono",
+      DistributedLockInterceptor.class.getClassLoader());
 
   private final LockClients clients;
   private final BeanFactory beanFactory;
@@ -84,6 +86,9 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     io.locksmith.DistributedLock lock = lockOf(client, s, lockName);
     if (CompletionStage.class.isAssignableFrom(method.getReturnType())) {
       return invokeAsync(invocation, s, lock, lockName);
+    }
+    if (REACTOR && ReactiveLocking.isMono(method.getReturnType())) {
+      return invokeMono(invocation, s, lock, lockName);
     }
     boolean acquired;
     try {
@@ -156,6 +161,28 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     // released when the work completes, not when the method returns
     ((CompletionStage<?>) result).whenComplete((v, e) -> lease.close());
     return result;
+  }
+
+  @SuppressWarnings("unchecked")
+  private Object invokeMono(MethodInvocation invocation, Settings s, io.locksmith.DistributedLock lock, String lockName) {
+    return ReactiveLocking.lockAround(() -> lock.tryAcquireAsync(s.wait), lease -> {
+      bindLease(invocation, s, lease);
+      try {
+        Object result = invocation.proceed();
+        return result == null ? reactor.core.publisher.Mono.empty() : (reactor.core.publisher.Mono<Object>) result;
+      } catch (Throwable t) {
+        return reactor.core.publisher.Mono.error(t);
+      }
+    }, failure -> {
+      try {
+        Object r = notAcquired(invocation, s, lockName, failure == null
+            ? "lock '" + lockName + "' not acquired within " + s.wait
+            : "lock '" + lockName + "' could not be acquired: " + failure.getMessage(), failure);
+        return r == null ? reactor.core.publisher.Mono.empty() : (reactor.core.publisher.Mono<Object>) r;
+      } catch (Throwable t) {
+        return reactor.core.publisher.Mono.error(t);
+      }
+    });
   }
 
   private static void bindLease(MethodInvocation invocation, Settings s, Lease lease) {
