@@ -65,7 +65,8 @@ public final class Bench {
       }
       Map<LockImpl, List<String>> impls = implementations(settings, uri, nodes, owned);
       impls.replaceAll((impl, servers) -> servers.stream().map(serverOf::get).toList());
-      return measure(settings, impls, version, progress);
+      return measure(settings, impls, version, progress,
+          (impl, servers, sample, nanos) -> sampleServerCost(impl, servers, settings.rtt(), sample, nanos));
     } finally {
       for (int i = owned.size() - 1; i >= 0; i--) {
         try {
@@ -149,9 +150,18 @@ public final class Bench {
     return impls;
   }
 
-  /** Also used by {@link JdbcBench}; an implementation without servers to watch gets no server cost. */
+  /** Measures what one implementation costs the server(s) per cycle, on a sample run of its workload. */
+  @FunctionalInterface
+  interface CostSampler {
+    /**
+     * @return requests per cycle and notifications per cycle (Redis: commands and PUBLISHes), or null
+     */
+    double[] sample(LockImpl impl, List<String> servers, Workload sample, long nanos) throws Exception;
+  }
+
+  /** The warm-up, the alternating slices and the results, whatever the backend. */
   static BenchReport measure(BenchSettings s, Map<LockImpl, List<String>> impls, String version,
-      PrintStream progress) throws Exception {
+      PrintStream progress, CostSampler sampler) throws Exception {
     int threads = s.effectiveThreads();
     long sliceNanos = s.duration().toNanos() / SLICES;
     long warmupNanos = Math.min(sliceNanos, 2_000_000_000L);
@@ -170,7 +180,7 @@ public final class Bench {
     List<BenchResult> results = new ArrayList<>();
     for (Map.Entry<LockImpl, List<String>> e : impls.entrySet()) {
       LockImpl impl = e.getKey();
-      double[] perOp = sampleServerCost(impl, e.getValue(), s.rtt(), new Workload(s.scenario(), threads, s.readers()),
+      double[] perOp = sampler.sample(impl, e.getValue(), new Workload(s.scenario(), threads, s.readers()),
           Math.min(sliceNanos, 1_000_000_000L));
       results.add(result(impl.name(), workloads.get(impl), perOp, s.scenario()));
     }

@@ -84,7 +84,10 @@ public record BenchReport(Scenario scenario, int threads, Integer readers, long 
     StringBuilder b = new StringBuilder();
     b.append(String.format(Locale.ROOT, "scenario %s, %d thread(s), %d ms measured per implementation, "
         + "%s, %s%s%n", scenario.cliName(), threads, durationMillis,
-        redisVersion.startsWith("PostgreSQL") || redisVersion.startsWith("MariaDB") ? redisVersion
+        // a database or ZooKeeper run names its server itself (a ZooKeeper run's cmds/op are requests and
+        // its pubs/op watch notifications)
+        redisVersion.startsWith("PostgreSQL") || redisVersion.startsWith("MariaDB")
+            || redisVersion.startsWith("ZooKeeper") ? redisVersion
             : "Redis " + redisVersion, machine,
         rttMicros == 0 ? "" : ", " + rttMicros + " µs round trip added to every server link"));
     b.append(String.format(Locale.ROOT, "%-22s %12s %10s %10s %11s %9s %9s %11s %11s %s%n", "impl", "ops/s",

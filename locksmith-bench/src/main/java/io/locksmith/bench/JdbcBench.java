@@ -104,7 +104,7 @@ public final class JdbcBench {
         impls.put(shed, List.of());
       }
       try {
-        return Bench.measure(settings, impls, server.version, progress);
+        return Bench.measure(settings, impls, server.version, progress, (impl, servers, sample, nanos) -> null);
       } finally {
         for (int i = owned.size() - 1; i >= 0; i--) {
           try {

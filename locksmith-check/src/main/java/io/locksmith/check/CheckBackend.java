@@ -37,6 +37,16 @@ public enum CheckBackend {
   /** H2 in server mode inside the harness JVM ({@code JdbcLockClient}, lease mode, polling). */
   H2("h2", "H2 TCP server in the harness JVM, JDBC lease locks", EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER,
       Fault.KILL_HOLDER, Fault.RESTART_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK)),
+  /**
+   * One ZooKeeper server in the harness JVM, tick 200 ms ({@code ZooKeeperLockClient}, session timeout =
+   * the lease, at least 400 ms).
+   */
+  ZOOKEEPER("zookeeper", "one ZooKeeper server (tick 200 ms; session timeout = the lease)", EnumSet.of(Fault.NONE,
+      Fault.PAUSE_HOLDER, Fault.KILL_HOLDER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK)),
+  /** A ZooKeeper ensemble of 3 members in the harness JVM, tick 200 ms. */
+  ZOOKEEPER_ENSEMBLE("zookeeper-ensemble", "ZooKeeper ensemble of 3 members (tick 200 ms; session timeout = the lease)",
+      EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER, Fault.KILL_HOLDER, Fault.BLACKHOLE_LINK, Fault.KILL_LEADER,
+          Fault.RESTART_ALL)),
   /** The in-JVM reference server; clients are threads of the harness (no child JVMs). */
   IN_JVM("in-jvm", "in-JVM reference server, clients as harness threads", EnumSet.of(Fault.NONE));
 

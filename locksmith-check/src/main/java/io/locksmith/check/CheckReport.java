@@ -341,6 +341,14 @@ public final class CheckReport {
     m.put("acquireIndeterminate", f.acquireIndeterminate());
     m.put("releasesFoundLost", f.releasesLost());
     m.put("maxGapMillis", f.maxGapNanos() / 1_000_000);
+    Checkers.LossSignals loss = lossSignals();
+    m.put("grantsAfterALostHold", loss.grantsAfterUnreleasedHold());
+    m.put("lostReportedBeforeNextGrant", loss.lostBefore());
+    m.put("lostReportedAfterNextGrant", loss.lostAfter());
+    m.put("lostNotReported", loss.notReported());
+    // the smallest time from a holder's onLost to the next grant of its lock; null if none was reported
+    m.put("minLossMarginMillis", loss.minMarginNanos() == Long.MAX_VALUE ? null
+        : Math.floorDiv(loss.minMarginNanos(), 1_000_000));
     m.put("faultsInjected", faultsInjected());
     m.put("clients", settings.clients());
     m.put("processes", settings.processes());
@@ -384,6 +392,14 @@ public final class CheckReport {
       return v.toString();
     }
     return v == null ? "null" : Html.jsonString(v.toString());
+  }
+
+  /**
+   * @return how the holders that lost their lease learned it, relative to the next grant of their lock
+   *     (see the JSON fields {@code grantsAfterALostHold} … {@code minLossMarginMillis})
+   */
+  Checkers.LossSignals lossSignals() {
+    return Checkers.lossSignals(events);
   }
 
   /** @return a human summary table (Markdown) */

@@ -116,6 +116,73 @@ final class Checkers {
     return counts.values().stream().mapToInt(Integer::intValue).sum();
   }
 
+  /**
+   * How the holders that lost their lease learned it, relative to the next grant of the same lock to
+   * another client (a grant while the previous holder had not begun to release: the previous hold was
+   * lost, to an expiry, a partition or an eviction).
+   *
+   * @param grantsAfterUnreleasedHold such grants
+   * @param lostBefore of them, how many came after the previous holder's lease reported itself lost
+   * @param lostAfter how many came before that report (it came later)
+   * @param notReported how many had no report from the previous holder at all (its JVM killed or stopped
+   *     until the end)
+   * @param minMarginNanos the smallest time from a report to the grant that followed it, negative if a
+   *     report came after the grant; {@link Long#MAX_VALUE} if there was no report before any such grant
+   */
+  record LossSignals(int grantsAfterUnreleasedHold, int lostBefore, int lostAfter, int notReported,
+      long minMarginNanos) {}
+
+  /** See {@link LossSignals}; {@code LOST} events are those of {@link Event.Op#LOST}. */
+  static LossSignals lossSignals(List<Event> history) {
+    record Current(String client, long token, long[] lostAt, boolean[] released) {}
+    Map<String, Current> byLock = new HashMap<>();
+    List<Current> earlier = new ArrayList<>();
+    Map<Current, Long> grantsAfter = new LinkedHashMap<>();
+    for (Event e : history) {
+      Current c = byLock.get(e.lock());
+      if (e.op() == Event.Op.ACQUIRE && e.type() == Event.Type.OK) {
+        if (c != null && !c.released()[0] && !c.client().equals(e.client())) {
+          grantsAfter.put(c, e.nanos());
+          earlier.add(c);
+        }
+        byLock.put(e.lock(), new Current(e.client(), e.token(), new long[] {Long.MIN_VALUE}, new boolean[1]));
+      } else if (c != null && e.client().equals(c.client()) && e.token() == c.token()) {
+        if (e.op() == Event.Op.RELEASE && e.type() == Event.Type.INVOKE && c.lostAt()[0] == Long.MIN_VALUE) {
+          c.released()[0] = true;
+        }
+      }
+      if (e.op() == Event.Op.LOST) { // also for a hold another client already followed
+        for (Current h : earlier) {
+          if (h.client().equals(e.client()) && h.token() == e.token() && h.lostAt()[0] == Long.MIN_VALUE) {
+            h.lostAt()[0] = e.nanos();
+          }
+        }
+        if (c != null && c.client().equals(e.client()) && c.token() == e.token() && c.lostAt()[0] == Long.MIN_VALUE) {
+          c.lostAt()[0] = e.nanos();
+        }
+      }
+    }
+    int before = 0;
+    int after = 0;
+    int none = 0;
+    long min = Long.MAX_VALUE;
+    for (Map.Entry<Current, Long> g : grantsAfter.entrySet()) {
+      long lostAt = g.getKey().lostAt()[0];
+      if (lostAt == Long.MIN_VALUE) {
+        none++;
+        continue;
+      }
+      long margin = g.getValue() - lostAt;
+      if (margin > 0) {
+        before++;
+      } else {
+        after++;
+      }
+      min = Math.min(min, margin);
+    }
+    return new LossSignals(grantsAfter.size(), before, after, none, min);
+  }
+
   /** Holds per client, from ACQUIRE OK to RELEASE INVOKE (see the class comment). */
   static List<Hold> holds(List<Event> history) {
     Map<String, long[]> lastEvent = new HashMap<>();

@@ -6,6 +6,9 @@ import io.locksmith.testkit.RedisCluster;
 import io.locksmith.testkit.RedisSentinelGroup;
 import io.locksmith.testkit.RedisServer;
 import io.locksmith.testkit.TcpProxy;
+import io.locksmith.testkit.zookeeper.ZooKeeperEnsemble;
+import io.locksmith.testkit.zookeeper.ZooKeeperTestServer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +34,8 @@ interface Deployment extends AutoCloseable {
       case CLUSTER -> new Cluster();
       case REDLOCK -> new Redlock(proxied);
       case POSTGRES, MARIADB, H2 -> new Database(s.backend(), proxied);
+      case ZOOKEEPER -> new ZooKeeperSingle(proxied, zooKeeperSession(s));
+      case ZOOKEEPER_ENSEMBLE -> new ZooKeeperQuorum(proxied, zooKeeperSession(s));
       case IN_JVM -> new InJvm();
     };
   }
@@ -38,6 +43,17 @@ interface Deployment extends AutoCloseable {
   /** @return the database of a JDBC backend, or null */
   default Database database() {
     return null;
+  }
+
+  /** The tick of the ZooKeeper servers a run starts: sessions of 200 ms to 4 s are accepted. */
+  Duration ZOOKEEPER_TICK = Duration.ofMillis(200);
+
+  /**
+   * The clients' ZooKeeper session timeout: the lease, so that a holder paused or cut off past its lease
+   * also loses its session (and so its lock) on the server, as a Redis key would expire; 400 ms to 4 s.
+   */
+  static long zooKeeperSession(CheckSettings s) {
+    return Math.max(400, Math.min(4_000, s.lease().toMillis()));
   }
 
   /** @return where it runs, for the report */
@@ -63,6 +79,11 @@ interface Deployment extends AutoCloseable {
 
   /** @return the Sentinel group, or null */
   default RedisSentinelGroup sentinelGroup() {
+    return null;
+  }
+
+  /** @return the ZooKeeper ensemble, or null */
+  default ZooKeeperEnsemble zooKeeperEnsemble() {
     return null;
   }
 
@@ -336,6 +357,89 @@ interface Deployment extends AutoCloseable {
       } catch (Exception ignored) {
         // best effort
       }
+    }
+  }
+
+  /** One ZooKeeper server; with link faults, a TCP proxy per client JVM in front of it. */
+  final class ZooKeeperSingle implements Deployment {
+    private final ZooKeeperTestServer server = ZooKeeperTestServer.builder().tickTime(ZOOKEEPER_TICK).start();
+    private final Map<Integer, TcpProxy> proxies = new ConcurrentHashMap<>();
+    private final boolean proxied;
+    private final long session;
+
+    ZooKeeperSingle(boolean proxied, long session) {
+      this.proxied = proxied;
+      this.session = session;
+    }
+
+    @Override public String describe() {
+      return "ZooKeeper server on port " + server.port() + ", tick " + ZOOKEEPER_TICK.toMillis() + " ms, session timeout "
+          + session + " ms" + (proxied ? ", a TCP proxy per client JVM" : "");
+    }
+
+    @Override public String clientSpec(int child) {
+      if (!proxied) {
+        return Clients.zookeeper(server.uri(), session);
+      }
+      TcpProxy p = proxies.computeIfAbsent(child, c -> TcpProxy.start(server.host(), server.port()));
+      return Clients.zookeeper("zookeeper://" + p.host() + ":" + p.port(), session);
+    }
+
+    @Override public List<TcpProxy> links(int child) {
+      TcpProxy p = proxies.get(child);
+      return p == null ? List.of() : List.of(p);
+    }
+
+    @Override public void close() {
+      proxies.values().forEach(TcpProxy::close);
+      server.close();
+    }
+  }
+
+  /** Three ZooKeeper members; with link faults, a TCP proxy per member and client JVM. */
+  final class ZooKeeperQuorum implements Deployment {
+    private final ZooKeeperEnsemble ensemble = ZooKeeperEnsemble.start(3, ZOOKEEPER_TICK);
+    private final Map<Integer, List<TcpProxy>> proxies = new ConcurrentHashMap<>();
+    private final boolean proxied;
+    private final long session;
+
+    ZooKeeperQuorum(boolean proxied, long session) {
+      this.proxied = proxied;
+      this.session = session;
+    }
+
+    @Override public String describe() {
+      return "ZooKeeper ensemble of " + ensemble.size() + " (" + ensemble.connectString() + "), tick "
+          + ZOOKEEPER_TICK.toMillis() + " ms, session timeout " + session + " ms"
+          + (proxied ? ", TCP proxies per client JVM" : "");
+    }
+
+    @Override public String clientSpec(int child) {
+      if (!proxied) {
+        return Clients.zookeeper(ensemble.uri(), session);
+      }
+      List<TcpProxy> list = proxies.computeIfAbsent(child, c -> {
+        List<TcpProxy> made = new ArrayList<>();
+        for (int i = 0; i < ensemble.size(); i++) {
+          made.add(TcpProxy.start(ensemble.host(), ensemble.port(i)));
+        }
+        return made;
+      });
+      return Clients.zookeeper("zookeeper://" + String.join(",", list.stream().map(p -> p.host() + ":" + p.port())
+          .toList()), session);
+    }
+
+    @Override public List<TcpProxy> links(int child) {
+      return proxies.getOrDefault(child, List.of());
+    }
+
+    @Override public ZooKeeperEnsemble zooKeeperEnsemble() {
+      return ensemble;
+    }
+
+    @Override public void close() {
+      proxies.values().forEach(l -> l.forEach(TcpProxy::close));
+      ensemble.close();
     }
   }
 

@@ -20,7 +20,8 @@ record Event(long nanos, String client, Op op, Type type, String lock, long toke
     String detail) {
 
   /** Operations. */
-  enum Op { ACQUIRE, RELEASE, READ, WRITE, FAULT, PROCESS }
+  /** {@code LOST}: a client's lease reported itself lost ({@code onLost} ran), with the lease's token. */
+  enum Op { ACQUIRE, RELEASE, READ, WRITE, FAULT, PROCESS, LOST }
 
   /**
    * Outcomes. {@code INFO} is Jepsen's "indeterminate": the operation may or may not have taken effect

@@ -26,8 +26,8 @@ public enum Fault {
   PAUSE_SERVER("pause-server", "DEBUG SLEEP the node (Redlock: one node; a database: SIGSTOP) for a lease + 1 s"),
   /** Stop the database cleanly and start it again on the same port and data while a lock is held. */
   RESTART_SERVER("restart-server", "stop the database and start it again with its data while a lock is held"),
-  /** Drop every byte between a holder's JVM and Redis for two leases plus 0.5 s (TCP proxy). */
-  BLACKHOLE_LINK("blackhole-link", "blackhole a holder's links to Redis for 2 leases + 0.5 s"),
+  /** Drop every byte between a holder's JVM and the servers for two leases plus 0.5 s (TCP proxy). */
+  BLACKHOLE_LINK("blackhole-link", "blackhole a holder's links to the servers for 2 leases + 0.5 s"),
   /** Reset (TCP RST) every connection of a holder's JVM to Redis. */
   RESET_LINK("reset-link", "reset a holder's connections to Redis"),
   /** Delay every chunk on a holder's links by half a lease for two leases. */
@@ -37,7 +37,11 @@ public enum Fault {
   /** Expire a held lock's key on a majority of nodes (all of them for a single node). */
   EXPIRE_MAJORITY("expire-majority", "expire a held key early on a majority of nodes (clock jump)"),
   /** Redlock: kill -9 two of five nodes, keep them down a lease plus 1 s, restart them empty. */
-  KILL_MINORITY("kill-minority", "kill -9 2 of 5 Redlock nodes, restart them (empty) a lease + 1 s later");
+  KILL_MINORITY("kill-minority", "kill -9 2 of 5 Redlock nodes, restart them (empty) a lease + 1 s later"),
+  /** ZooKeeper ensemble: kill the leader while a lock is held, restart it a lease later (data kept). */
+  KILL_LEADER("kill-leader", "kill the ZooKeeper leader while a lock is held, restart it a lease later"),
+  /** ZooKeeper ensemble: kill every member while a lock is held, restart them all (data kept). */
+  RESTART_ALL("restart-all", "kill every ZooKeeper member while a lock is held, restart them all (data kept)");
 
   private final String cliName;
   private final String description;

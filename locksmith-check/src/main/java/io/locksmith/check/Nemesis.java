@@ -3,6 +3,7 @@ package io.locksmith.check;
 import io.locksmith.testkit.RedisSentinelGroup;
 import io.locksmith.testkit.RedisServer;
 import io.locksmith.testkit.TcpProxy;
+import io.locksmith.testkit.zookeeper.ZooKeeperEnsemble;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -58,6 +59,8 @@ final class Nemesis {
     long lease = s.lease().toMillis();
     return switch (s.fault()) {
       case NONE, PAUSE_HOLDER, KILL_HOLDER, RESET_LINK, EXPIRE_MINORITY, EXPIRE_MAJORITY, KILL_MINORITY -> 0;
+      case KILL_LEADER -> 10_000; // election, and the clients of the killed member reconnect elsewhere
+      case RESTART_ALL -> 20_000; // every member down, then an election and every client reconnecting
       case KILL_MASTER -> 10_000; // down-after 1 s + election (failover-timeout 3 s, retried once) + reconnect
       case RESTART_EMPTY -> 2_000;
       case PAUSE_SERVER -> lease + 1_000;
@@ -124,6 +127,7 @@ final class Nemesis {
     return switch (fault) {
       case PAUSE_HOLDER, BLACKHOLE_LINK -> 3 * lease + 1_000;
       case KILL_MASTER -> 2_000;
+      case KILL_LEADER, RESTART_ALL -> 2 * lease + 5_000;
       default -> 2 * lease + 1_000;
     };
   }
@@ -320,6 +324,32 @@ final class Nemesis {
                 n.command("PEXPIRE", Deployment.lockKey(v.lock()), "1");
               }
             });
+      }
+      case KILL_LEADER -> {
+        ZooKeeperEnsemble ensemble = run.deployment.zooKeeperEnsemble();
+        Register.Chosen v = victim(c -> true, lease + 1_000);
+        if (v == null) {
+          return;
+        }
+        fault(v, "kill the ZooKeeper leader while " + v.client() + " holds " + v.lock() + ", restart it after "
+            + lease + " ms", () -> {
+              int leader = ensemble.killLeader();
+              try {
+                pause(lease);
+              } finally {
+                ensemble.restart(leader);
+                ensemble.awaitQuorum(ZooKeeperEnsemble.QUORUM_TIMEOUT);
+              }
+            });
+      }
+      case RESTART_ALL -> {
+        ZooKeeperEnsemble ensemble = run.deployment.zooKeeperEnsemble();
+        Register.Chosen v = victim(c -> true, lease + 1_000);
+        if (v == null) {
+          return;
+        }
+        fault(v, "kill every ZooKeeper member while " + v.client() + " holds " + v.lock() + ", restart them all",
+            ensemble::restartAll);
       }
       case KILL_MINORITY -> {
         List<RedisServer> targets = nodes.subList(nodes.size() - (nodes.size() - 1) / 2, nodes.size());

@@ -60,6 +60,13 @@ final class Worker implements Runnable {
         }
         long token = lease.fencingToken();
         record(Event.Op.ACQUIRE, Event.Type.OK, name, token, "");
+        lease.onLost(() -> { // on the client's event thread: when the lease knows it is lost
+          try {
+            record(Event.Op.LOST, Event.Type.OK, name, token, "");
+          } catch (Channel.ChannelClosedException closed) {
+            // the harness is gone
+          }
+        });
         try {
           Register.ReadResult read = channel.read(id, name, token);
           if (!read.stale()) {

@@ -156,7 +156,8 @@ class CheckReportTest {
         }
       }
     }
-    assertThat(combinations).isEqualTo(2 * (9 + 6 + 3 + 11 + 7 + 7 + 6 + 1)); // redis, sentinel, cluster, redlock, postgres, mariadb, h2, in-jvm
+    // redis, sentinel, cluster, redlock, postgres, mariadb, h2, zookeeper, zookeeper-ensemble, in-jvm
+    assertThat(combinations).isEqualTo(2 * (9 + 6 + 3 + 11 + 7 + 7 + 6 + 5 + 6 + 1));
   }
 
   @Test

@@ -79,7 +79,7 @@ class CheckSmokeTest {
     assertThatThrownBy(() -> CheckSettings.builder(CheckBackend.REDIS, Fault.NONE)
         .think(Duration.ZERO, Duration.ofSeconds(3)).build()).hasMessageContaining("think time");
     assertThatThrownBy(() -> Fault.parse("meteor")).hasMessageContaining("pause-holder");
-    assertThatThrownBy(() -> CheckBackend.parse("zookeeper")).hasMessageContaining("redlock");
+    assertThatThrownBy(() -> CheckBackend.parse("etcd")).hasMessageContaining("redlock").hasMessageContaining("zookeeper-ensemble");
     assertThatThrownBy(() -> SafetyCheck.selfTest(Duration.ofSeconds(1), log)).isInstanceOf(IllegalArgumentException.class);
   }
 }

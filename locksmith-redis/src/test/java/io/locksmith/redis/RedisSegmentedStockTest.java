@@ -1,256 +1,79 @@
 package io.locksmith.redis;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.locksmith.Lease;
-import io.locksmith.NoFencingTokenException;
-import io.locksmith.StaleTokenException;
-import io.locksmith.recipes.Sale;
-import io.locksmith.recipes.SegmentedStock;
+import io.locksmith.LockClient;
 import io.locksmith.recipes.StockStore;
-import io.locksmith.recipes.StockStore.SegmentWrite;
-import io.locksmith.testkit.ProcessSignals;
-import io.locksmith.testkit.RedisServer;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
+import io.locksmith.tck.StockSellerProcess;
+import io.locksmith.tck.StockStoreTck;
+import io.locksmith.testkit.RedisServerExtension;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-/**
- * {@link SegmentedStock} over Redis locks and {@link RedisStockStore} (issue 17 item 1): the store's
- * fencing, sellers in several client objects and several JVMs that must sell thinly spread stock
- * completely and never oversell, and a seller process stopped ({@code SIGSTOP}) between its read and its
- * write whose write is refused. Locks and stock live on two separate Redis servers.
- */
-@Timeout(value = 180, unit = TimeUnit.SECONDS)
-class RedisSegmentedStockTest {
-  private static RedisServer locks;
-  private static RedisServer data;
-  private static RedisClient dataClient;
-  private static StatefulRedisConnection<String, String> connection;
-  private static RedisStockStore store;
+/** The stock contract with Redis locks and {@link RedisStockStore}, locks and stock on two servers. */
+class RedisSegmentedStockTest extends StockStoreTck {
+  @RegisterExtension
+  static final RedisServerExtension LOCKS = new RedisServerExtension();
+  @RegisterExtension
+  static final RedisServerExtension DATA = new RedisServerExtension();
+  private static Fixture data;
 
   @BeforeAll
-  static void start() {
-    locks = RedisServer.start();
-    data = RedisServer.start();
-    dataClient = RedisClient.create(data.uri());
-    connection = dataClient.connect();
-    store = RedisStockStore.of(connection.sync());
+  static void connect() {
+    data = new Fixture(LOCKS.server().uri() + " " + DATA.server().uri());
   }
 
   @AfterAll
-  static void stop() {
-    connection.close();
-    dataClient.shutdown();
+  static void disconnect() {
     data.close();
-    locks.close();
   }
 
-  private static String item(String what) {
-    return what + "-" + System.nanoTime();
+  @Override
+  protected LockClient newClient() {
+    return RedisLockClient.create(LOCKS.server().uri());
   }
 
-  @Test
-  void theStoreAdmitsAtTheReadChecksAtTheWriteAndWritesSeveralSegmentsAllOrNone() {
-    String item = item("store");
-    assertThat(store.create(item, 3)).isEqualTo(3);
-    assertThat(store.create(item, 5)).as("an existing item keeps its count").isEqualTo(3);
-    assertThat(store.units(item)).containsExactly(0, 0, 0);
-    store.write(item, List.of(new SegmentWrite(0, 5, 10), new SegmentWrite(1, 5, 20)));
-    assertThat(store.read(item, 0, 7)).isEqualTo(10); // admits 7
-    assertThatThrownBy(() -> store.read(item, 0, 6)).isInstanceOf(StaleTokenException.class)
-        .hasMessageContaining("7");
-    // one stale write makes the whole write fail: segment 1 is not written either
-    assertThatThrownBy(() -> store.write(item, List.of(new SegmentWrite(1, 9, 19), new SegmentWrite(0, 6, 9))))
-        .isInstanceOf(StaleTokenException.class);
-    assertThat(store.units(item)).containsExactly(10, 20, 0);
-    store.write(item, List.of(new SegmentWrite(0, 7, 9))); // the same holder again
-    assertThat(store.units(item)).containsExactly(9, 20, 0);
-    assertThatThrownBy(() -> store.read(item, 0, Lease.NO_FENCING_TOKEN)).isInstanceOf(NoFencingTokenException.class);
-    assertThatThrownBy(() -> store.write(item, List.of(new SegmentWrite(2, 0, 1))))
-        .isInstanceOf(NoFencingTokenException.class);
-    assertThatThrownBy(() -> store.read(item, 3, 8)).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> store.write(item, List.of(new SegmentWrite(2, 8, -1))))
-        .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> store.write(item, List.of(new SegmentWrite(2, 8, 1), new SegmentWrite(2, 8, 2))))
-        .isInstanceOf(IllegalArgumentException.class);
-    assertThat(store.units("absent-" + item)).isEmpty();
-    // the fence is kept as a number, exactly, at the size of Locksmith's Redis tokens
-    long big = 1_795_472_046_765_834L;
-    assertThat(store.read(item, 2, big)).isZero();
-    assertThatThrownBy(() -> store.read(item, 2, big - 1)).isInstanceOf(StaleTokenException.class);
+  @Override
+  protected StockStore store() {
+    return data.store();
   }
 
-  @Test
-  void salesRefillRebalanceAndSoldOutOnRedis() throws Exception {
-    try (RedisLockClient client = RedisLockClient.create(locks.uri())) {
-      SegmentedStock stock = SegmentedStock.builder(client, store, item("basic")).segments(4).build();
-      stock.refill(6);
-      assertThat(stock.units()).containsExactly(2, 2, 1, 1);
-      Sale three = stock.trySell(3);
-      assertThat(three.sold()).isTrue();
-      assertThat(three.taken().values().stream().mapToLong(Long::longValue).sum()).isEqualTo(3);
-      assertThat(three.taken()).as("no segment had 3: the sale spans").hasSizeGreaterThan(1);
-      assertThat(stock.total()).isEqualTo(3);
-      stock.rebalance();
-      assertThat(stock.units()).containsExactly(1, 1, 1, 0);
-      assertThat(stock.trySell(4).status()).isEqualTo(Sale.Status.INSUFFICIENT);
-      assertThat(stock.trySell(3).sold()).isTrue();
-      assertThat(stock.trySell(1).status()).isEqualTo(Sale.Status.SOLD_OUT);
+  @Override
+  protected ChildFixture childFixture() {
+    return new ChildFixture(Fixture.class, LOCKS.server().uri() + " " + DATA.server().uri());
+  }
+
+  /** A child JVM's locks and stock: argument {@code "<locks URI> <stock URI>"}. */
+  public static final class Fixture implements StockSellerProcess.Fixture {
+    private final RedisLockClient locks;
+    private final RedisClient dataClient;
+    private final StatefulRedisConnection<String, String> connection;
+    private final RedisStockStore store;
+
+    public Fixture(String uris) {
+      String[] u = uris.split(" ");
+      locks = RedisLockClient.create(u[0]);
+      dataClient = RedisClient.create(u[1]);
+      connection = dataClient.connect();
+      store = RedisStockStore.of(connection.sync());
     }
-  }
 
-  /**
-   * 300 units thinly spread over 20 segments (15 each); sellers ask 1–3 units (1 once too few are
-   * found): 2 client objects × 3 threads here and 2 child JVMs × 3 threads. Every unit must be sold
-   * exactly once, every segment end at 0, and every seller end with sold-out.
-   */
-  @Test
-  void sellersInSeveralClientsAndJvmsSellEverythingAndNeverOversell() throws Exception {
-    String item = item("hot");
-    int segments = 20;
-    long initial = 300;
-    List<Process> children = new ArrayList<>();
-    List<RedisLockClient> clients = new ArrayList<>();
-    try {
-      RedisLockClient first = RedisLockClient.create(locks.uri());
-      clients.add(first);
-      SegmentedStock.builder(first, store, item).segments(segments).build().refill(initial);
-      for (int c = 0; c < 2; c++) {
-        children.add(child("sell", item, segments, "3"));
-      }
-      clients.add(RedisLockClient.create(locks.uri()));
-      AtomicLong sold = new AtomicLong();
-      AtomicReference<Throwable> failure = new AtomicReference<>();
-      List<Thread> sellers = new ArrayList<>();
-      for (RedisLockClient client : clients) {
-        SegmentedStock stock = SegmentedStock.builder(client, store, item).segments(segments).build();
-        for (int t = 0; t < 3; t++) {
-          sellers.add(new Thread(() -> {
-            try {
-              long q = 1 + ThreadLocalRandom.current().nextInt(3);
-              while (true) {
-                Sale sale = stock.trySell(q);
-                if (sale.sold()) {
-                  sold.addAndGet(q);
-                } else if (sale.status() == Sale.Status.INSUFFICIENT) {
-                  q = 1;
-                } else {
-                  return;
-                }
-              }
-            } catch (Throwable e) {
-              failure.compareAndSet(null, e);
-            }
-          }));
-        }
-      }
-      List<BufferedReader> reports = new ArrayList<>();
-      for (Process child : children) {
-        BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-        assertThat(out.readLine()).as("child ready").isEqualTo("READY");
-        reports.add(out);
-      }
-      for (Process child : children) { // start everyone together
-        Writer in = new OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8);
-        in.write("go\n");
-        in.flush();
-      }
-      sellers.forEach(Thread::start);
-      for (Thread t : sellers) {
-        t.join(120_000);
-      }
-      long soldByChildren = 0;
-      for (int c = 0; c < children.size(); c++) {
-        Process child = children.get(c);
-        String line = reports.get(c).readLine();
-        assertThat(line).as("child's report").startsWith("SOLD ");
-        String[] parts = line.split(" ");
-        soldByChildren += Long.parseLong(parts[1]);
-        assertThat(Long.parseLong(parts[3])).as("stale writes without pauses").isZero();
-        assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(child.exitValue()).isZero();
-      }
-      assertThat(failure.get()).isNull();
-      System.out.printf("[segmented] %d units sold here, %d by 2 child JVMs%n", sold.get(), soldByChildren);
-      assertThat(sold.get() + soldByChildren).as("every unit sold exactly once").isEqualTo(initial);
-      assertThat(soldByChildren).as("the child JVMs took part").isPositive();
-      assertThat(store.units(item)).containsOnly(0);
-    } finally {
-      children.forEach(Process::destroyForcibly);
-      clients.forEach(RedisLockClient::close);
+    @Override
+    public LockClient lockClient() {
+      return locks;
     }
-  }
 
-  /**
-   * A seller process reads a segment and is then stopped ({@code SIGSTOP}): its 1 s watched lease is not
-   * renewed, so it runs out; two sales here take the segment meanwhile. The stopped seller is resumed and
-   * writes what it computed from its old read: the store refuses it, and the units left are exactly the
-   * initial ones minus the two sales (no update lost).
-   */
-  @Test
-  void aStoppedSellersStaleWriteIsRefusedAndNoUpdateIsLost() throws Exception {
-    String item = item("paused");
-    try (RedisLockClient client = RedisLockClient.create(locks.uri())) {
-      SegmentedStock stock = SegmentedStock.builder(client, store, item).segments(1).build();
-      stock.refill(10);
-      Process child = child("pause", item, 1);
-      try {
-        BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-        assertThat(out.readLine()).isEqualTo("READ 0 10");
-        ProcessSignals.pause(child.pid());
-        CompletableFuture<Sale> here = CompletableFuture.supplyAsync(() -> stock.trySell(1));
-        assertThat(here.get(30, TimeUnit.SECONDS).sold()).as("sold once the stopped seller's lease ran out")
-            .isTrue();
-        assertThat(stock.trySell(1).sold()).isTrue();
-        Writer in = new OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8);
-        in.write("go\n");
-        in.flush();
-        ProcessSignals.resume(child.pid());
-        String verdict = out.readLine();
-        assertThat(verdict).as("the stopped seller's write").startsWith("STALE ");
-        String[] parts = verdict.split(" ");
-        assertThat(Long.parseLong(parts[2])).as("fence above its token").isGreaterThan(Long.parseLong(parts[1]));
-        assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(stock.units()).as("10 - 2 sales; the stale 9 was not written").containsExactly(8);
-      } finally {
-        child.destroyForcibly();
-      }
+    @Override
+    public StockStore store() {
+      return store;
     }
-  }
 
-  private static Process child(String mode, String item, int segments, String... more) throws Exception {
-    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    List<String> command = new ArrayList<>(List.of(java.toString(), "-cp", System.getProperty("java.class.path"),
-        StockSellerProcess.class.getName(), mode, locks.uri(), data.uri(), item, Integer.toString(segments)));
-    command.addAll(List.of(more));
-    return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-  }
-
-  /** The store refuses a degraded lease's token for every segment operation, before anything is sent. */
-  @Test
-  void aDegradedTokenNeverReachesTheStock() {
-    String item = item("degraded");
-    store.create(item, 2);
-    StockStore s = store;
-    assertThatThrownBy(() -> s.read(item, 1, Lease.NO_FENCING_TOKEN)).isInstanceOf(NoFencingTokenException.class);
-    assertThat(s.units(item)).containsExactly(0, 0);
+    @Override
+    public void close() {
+      connection.close();
+      dataClient.shutdown();
+      locks.close();
+    }
   }
 }

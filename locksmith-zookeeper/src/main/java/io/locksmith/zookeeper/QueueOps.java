@@ -117,9 +117,39 @@ final class QueueOps implements SemaphoreOps {
   private CompletableFuture<AcquireReply> attempt(Hold h, long leaseMillis, long started, String waiterId, int loops,
       String what) {
     backend.setWaiter(h, waiterId);
+    boolean fresh;
+    synchronized (h) {
+      fresh = h.path == null && !h.uncertain && !h.gone && !backend.sessions().isOver(h.session);
+    }
+    if (fresh) {
+      // The listing is sent right behind the create, without waiting for its reply: on one connection
+      // the server handles them in order, so the listing already shows the new node, and an uncontended
+      // acquire takes one round trip instead of two. If it does not (Curator had to create the parents
+      // first), the node is listed again once created.
+      CompletableFuture<Void> created = create(h, leaseMillis, what);
+      CompletableFuture<Snapshot> listed = snapshot(h.parent, what);
+      return created.thenCombine(listed.handle((snap, failure) -> snap), (v, snap) -> snap)
+          .thenCompose(snap -> snap != null && lists(snap, h) ? CompletableFuture.completedFuture(snap)
+              : snapshot(h.parent, what))
+          .thenCompose(snap -> decide(h, snap, leaseMillis, started, waiterId, loops, what));
+    }
     return ensureNode(h, leaseMillis, what)
         .thenCompose(v -> snapshot(h.parent, what))
         .thenCompose(snap -> decide(h, snap, leaseMillis, started, waiterId, loops, what));
+  }
+
+  /** @return whether {@code snap} lists the hold's node */
+  private static boolean lists(Snapshot snap, Hold h) {
+    String own;
+    synchronized (h) {
+      own = h.path == null ? null : h.path.substring(h.parent.length() + 1);
+    }
+    for (NodeNames.Node n : snap.queue()) {
+      if (n.name().equals(own)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Makes sure the owner has a node: the one it has, one found by its prefix, or a new one. */

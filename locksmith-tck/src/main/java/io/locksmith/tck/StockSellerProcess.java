@@ -1,7 +1,6 @@
-package io.locksmith.redis;
+package io.locksmith.tck;
 
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
+import io.locksmith.LockClient;
 import io.locksmith.StaleTokenException;
 import io.locksmith.recipes.Sale;
 import io.locksmith.recipes.SegmentedStock;
@@ -15,8 +14,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A child JVM for {@link RedisSegmentedStockTest}. Arguments: mode, lock URI, stock URI, item, segments,
- * then per mode:
+ * A seller in a child JVM for {@link StockStoreTck}. Arguments: the {@link Fixture} class, its argument,
+ * mode, item, segments, then per mode:
  *
  * <ul>
  *   <li>{@code sell <threads>}: prints {@code READY}, waits for a line on stdin, then sells 1–3 units at a time (1 once a sale found too few) until sold out,
@@ -26,27 +25,45 @@ import java.util.concurrent.atomic.AtomicLong;
  *       {@code SOLD} or {@code STALE <token> <fence>}.
  * </ul>
  */
-final class StockSellerProcess {
+public final class StockSellerProcess {
   private StockSellerProcess() {}
 
+  /**
+   * What a child JVM builds from its one argument: the lock client and the store, as the test's own.
+   * Implementations are public, with a public constructor taking that argument (a backend's test module
+   * writes one of ~20 lines); {@link #close()} closes what the constructor opened.
+   */
+  public interface Fixture extends AutoCloseable {
+    /** @return the lock client */
+    LockClient lockClient();
+
+    /** @return the stock store */
+    StockStore store();
+
+    @Override
+    void close();
+  }
+
+  /**
+   * @param args fixture class, fixture argument, mode, item, segments[, threads]
+   * @throws Exception if the fixture cannot be built or a sale fails unexpectedly
+   */
   public static void main(String[] args) throws Exception {
-    String mode = args[0];
-    RedisClient data = RedisClient.create(args[2]);
-    try (RedisLockClient locks = RedisLockClient.create(args[1]);
-        StatefulRedisConnection<String, String> connection = data.connect()) {
-      StockStore store = RedisStockStore.of(connection.sync());
+    String mode = args[2];
+    try (Fixture fixture = (Fixture) Class.forName(args[0]).getConstructor(String.class).newInstance(args[1])) {
+      LockClient locks = fixture.lockClient();
+      StockStore store = fixture.store();
+      String item = args[3];
       int segments = Integer.parseInt(args[4]);
       if (mode.equals("sell")) {
-        SegmentedStock stock = SegmentedStock.builder(locks, store, args[3]).segments(segments).build();
+        SegmentedStock stock = SegmentedStock.builder(locks, store, item).segments(segments).build();
         System.out.println("READY"); // then wait for the parent's start signal, so that all start together
         System.out.flush();
         new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
         sell(stock, Integer.parseInt(args[5]));
       } else {
-        pause(locks, store, args[3], segments);
+        pause(locks, store, item, segments);
       }
-    } finally {
-      data.shutdown();
     }
   }
 
@@ -85,7 +102,7 @@ final class StockSellerProcess {
     System.out.flush();
   }
 
-  private static void pause(RedisLockClient locks, StockStore store, String item, int segments) throws Exception {
+  private static void pause(LockClient locks, StockStore store, String item, int segments) throws Exception {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     StockStore pausing = new StockStore() {
       @Override

@@ -1,0 +1,64 @@
+package io.locksmith.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.check.Event.Op;
+import io.locksmith.check.Event.Type;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link Checkers#lossSignals}: for each grant of a lock to another client while the previous holder had
+ * not begun to release, whether that holder's lease reported itself lost before the grant, and by how much.
+ */
+class LossSignalsTest {
+  private static final long MS = 1_000_000;
+  private final List<Event> h = new ArrayList<>();
+
+  private void ev(long ms, String client, Op op, Type type, String lock, long token) {
+    h.add(new Event(ms * MS, client, op, type, lock, token, 0, 0, ""));
+  }
+
+  @Test
+  void aLossReportedBeforeTheNextGrantGivesAPositiveMargin() {
+    ev(0, "a", Op.ACQUIRE, Type.OK, "x", 1);
+    ev(100, "a", Op.LOST, Type.OK, "x", 1);
+    ev(150, "b", Op.ACQUIRE, Type.OK, "x", 2);
+    ev(200, "a", Op.RELEASE, Type.INVOKE, "x", 1); // the lost holder releases late: still a loss
+    ev(300, "b", Op.RELEASE, Type.INVOKE, "x", 2); // released normally: the next grant is no loss
+    ev(310, "a", Op.ACQUIRE, Type.OK, "x", 3);
+    Checkers.LossSignals s = Checkers.lossSignals(h);
+    assertThat(s.grantsAfterUnreleasedHold()).isEqualTo(1);
+    assertThat(s.lostBefore()).isEqualTo(1);
+    assertThat(s.lostAfter()).isZero();
+    assertThat(s.notReported()).isZero();
+    assertThat(s.minMarginNanos()).isEqualTo(50 * MS);
+  }
+
+  @Test
+  void aLossReportedAfterTheNextGrantOrNeverIsCountedAsSuch() {
+    ev(0, "a", Op.ACQUIRE, Type.OK, "x", 1);
+    ev(50, "b", Op.ACQUIRE, Type.OK, "x", 2); // a paused holder: its lease reports later
+    ev(80, "a", Op.LOST, Type.OK, "x", 1);
+    ev(90, "c", Op.ACQUIRE, Type.OK, "y", 7);
+    ev(95, "d", Op.ACQUIRE, Type.OK, "y", 8); // c killed: it never reports
+    ev(96, "a", Op.LOST, Type.OK, "x", 99); // another lease's report changes nothing
+    Checkers.LossSignals s = Checkers.lossSignals(h);
+    assertThat(s.grantsAfterUnreleasedHold()).isEqualTo(2);
+    assertThat(s.lostBefore()).isZero();
+    assertThat(s.lostAfter()).isEqualTo(1);
+    assertThat(s.notReported()).isEqualTo(1);
+    assertThat(s.minMarginNanos()).isEqualTo(-30 * MS);
+  }
+
+  @Test
+  void withoutLossesThereIsNoMargin() {
+    ev(0, "a", Op.ACQUIRE, Type.OK, "x", 1);
+    ev(10, "a", Op.RELEASE, Type.INVOKE, "x", 1);
+    ev(20, "b", Op.ACQUIRE, Type.OK, "x", 2);
+    Checkers.LossSignals s = Checkers.lossSignals(h);
+    assertThat(s.grantsAfterUnreleasedHold()).isZero();
+    assertThat(s.minMarginNanos()).isEqualTo(Long.MAX_VALUE);
+  }
+}

@@ -1,0 +1,37 @@
+package io.locksmith.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A short ZooKeeper run under {@code blackhole-link} (issue 14 acceptance 2, once; the campaign of 20 runs
+ * is {@code locksmith check}'s): the cut-off holder's lease reports itself lost before any other client is
+ * granted its lock, and the report says by how much.
+ */
+class ZooKeeperCheckSmokeTest {
+  private final PrintStream log = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void aPartitionedHolderIsToldBeforeAnotherClientIsGranted() throws Exception {
+    CheckReport r = SafetyCheck.run(CheckSettings.builder(CheckBackend.ZOOKEEPER, Fault.BLACKHOLE_LINK)
+        .duration(Duration.ofSeconds(8)).lease(Duration.ofSeconds(1), true).build(), log);
+    String json = r.toJson();
+    assertThat(r.verdict()).as(json).isEqualTo(CheckReport.Verdict.PASSED);
+    assertThat(r.faultsInjected()).as(json).isPositive();
+    assertThat(json).contains("\"grantsAfterALostHold\": ").contains("\"minLossMarginMillis\": ");
+    Checkers.LossSignals loss = r.lossSignals();
+    assertThat(loss.grantsAfterUnreleasedHold()).as("another client got the cut-off holder's lock: %s", json)
+        .isPositive();
+    assertThat(loss.lostBefore()).as("each time after the holder's onLost: %s", json)
+        .isEqualTo(loss.grantsAfterUnreleasedHold());
+    assertThat(loss.minMarginNanos()).as(json).isPositive();
+  }
+}
