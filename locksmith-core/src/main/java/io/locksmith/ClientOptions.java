@@ -31,6 +31,7 @@ public final class ClientOptions {
   private final String clientName;
   private final Executor completionExecutor;
   private final boolean leakDetection;
+  private final LockObserver observer;
 
   private ClientOptions(Builder b) {
     this.namespace = b.namespace;
@@ -42,6 +43,7 @@ public final class ClientOptions {
     this.clientName = b.clientName;
     this.completionExecutor = b.completionExecutor;
     this.leakDetection = b.leakDetection;
+    this.observer = b.observer;
   }
 
   /** @return the defaults */
@@ -66,6 +68,7 @@ public final class ClientOptions {
     b.clientName = clientName;
     b.completionExecutor = completionExecutor;
     b.leakDetection = leakDetection;
+    b.observer = observer;
     return b;
   }
 
@@ -111,6 +114,11 @@ public final class ClientOptions {
     return leakDetection;
   }
 
+  /** @return the observer told of acquisitions and lease state changes, if one is set */
+  public Optional<LockObserver> observer() {
+    return Optional.ofNullable(observer);
+  }
+
   /**
    * The part of a lease subtracted from its validity to allow for the server's clock running faster
    * than ours: {@code leaseTime × driftFactor + driftFloor} (the Redlock reference values are 0.01 and
@@ -141,6 +149,7 @@ public final class ClientOptions {
     private String clientName;
     private Executor completionExecutor;
     private boolean leakDetection = true;
+    private LockObserver observer;
 
     private Builder() {}
 
@@ -250,6 +259,18 @@ public final class ClientOptions {
      */
     public Builder leakDetection(boolean enabled) {
       this.leakDetection = enabled;
+      return this;
+    }
+
+    /**
+     * An observer told of every acquisition's outcome and every lease state change, for metrics. None by
+     * default, and then nothing is reported and nothing is measured.
+     *
+     * @param observer the observer, or {@code null} for none
+     * @return this builder
+     */
+    public Builder observer(LockObserver observer) {
+      this.observer = observer;
       return this;
     }
 

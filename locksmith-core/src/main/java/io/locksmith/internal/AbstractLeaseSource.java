@@ -3,6 +3,7 @@ package io.locksmith.internal;
 import io.locksmith.AcquireTimeoutException;
 import io.locksmith.Lease;
 import io.locksmith.LeaseSource;
+import io.locksmith.LockObserver;
 import io.locksmith.LockOptions;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.LockOps;
@@ -23,12 +24,15 @@ abstract class AbstractLeaseSource implements LeaseSource {
   final LockOps ops;
   final String name;
   final LockOptions options;
+  /** Told of each acquisition's outcome; null (nothing measured) unless the client options set one. */
+  private final LockObserver observer;
 
   AbstractLeaseSource(DefaultLockClient client, LockOps ops, String name, LockOptions options) {
     this.client = client;
     this.ops = ops;
     this.name = name;
     this.options = options;
+    this.observer = client.options().observer().orElse(null);
   }
 
   @Override
@@ -149,7 +153,20 @@ abstract class AbstractLeaseSource implements LeaseSource {
   /** As {@link #start}, returning the acquisition itself (for what the backend replied). */
   final Acquisition begin(long waitNanos, DefaultLockClient.HoldKey key, String owner) {
     beforeAcquire();
-    return client.startAcquisition(ops, name, options, waitNanos, key, owner, this::observeReply);
+    LockObserver o = observer;
+    if (o == null) {
+      return client.startAcquisition(ops, name, options, waitNanos, key, owner, this::observeReply);
+    }
+    long started = System.nanoTime();
+    Acquisition acquisition = client.startAcquisition(ops, name, options, waitNanos, key, owner, this::observeReply);
+    acquisition.result.whenComplete((granted, failure) -> Observers.acquireCompleted(o, name, kindName(),
+        started, granted, failure));
+    return acquisition;
+  }
+
+  /** @return the kind reported to a {@link LockObserver}: {@code semaphore} here, the lock's primitive in locks */
+  String kindName() {
+    return "semaphore";
   }
 
   /** Checks made before every acquisition; may throw to refuse it. */

@@ -35,6 +35,11 @@ final class DefaultDistributedLock extends AbstractLeaseSource implements Thread
   }
 
   @Override
+  String kindName() {
+    return primitive.name().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  @Override
   void beforeAcquire() {
     if (primitive == Primitive.WRITE && client.threadLease(Primitive.READ, name) != null) {
       throw new IllegalStateException("thread " + Thread.currentThread().getName() + " holds the read lock '"

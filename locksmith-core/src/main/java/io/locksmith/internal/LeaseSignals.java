@@ -1,6 +1,7 @@
 package io.locksmith.internal;
 
 import io.locksmith.LeaseState;
+import io.locksmith.LockObserver;
 import io.locksmith.spi.BackendEvents;
 import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.LockOps;
@@ -149,6 +150,10 @@ final class LeaseSignals implements BackendEvents {
 
   /** Called by every lease after each state change, outside its monitor. */
   void stateChanged(DefaultLease lease, LeaseState from, LeaseState to) {
+    LockObserver observer = client.options().observer().orElse(null);
+    if (observer != null) {
+      Observers.leaseStateChanged(observer, lease, from, to);
+    }
     if (to == LeaseState.UNCERTAIN) {
       uncertain.add(lease);
     } else if (from == LeaseState.UNCERTAIN && uncertain.remove(lease) && uncertain.isEmpty()

@@ -1,0 +1,137 @@
+package io.locksmith.example.stock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.testkit.RedisServer;
+import io.locksmith.testkit.postgres.PostgresServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Two instances of the stock service (two application contexts, each with its own web server, lock client
+ * and connection pool) on one Redis and one PostgreSQL: they sell exactly the stock, never more, even
+ * with one instance paused between its read and its write until its lease has run out.
+ */
+class StockServiceInstancesTest {
+
+  private static final int STOCK = 40;
+
+  static RedisServer redis;
+  static PostgresServer postgres;
+  static final CountDownLatch paused = new CountDownLatch(1);
+  static final CountDownLatch resume = new CountDownLatch(1);
+  static final AtomicBoolean pauseNext = new AtomicBoolean();
+  static ConfigurableApplicationContext a;
+  static ConfigurableApplicationContext b;
+  static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  @BeforeAll
+  static void start() {
+    redis = RedisServer.start();
+    postgres = PostgresServer.start();
+    a = instance("a", (sku, token) -> {
+      if (pauseNext.compareAndSet(true, false)) {
+        paused.countDown();
+        try {
+          // stalled past its lease (1 s, fixed): another instance takes the lock meanwhile
+          resume.await(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    });
+    b = instance("b", (sku, token) -> { });
+    a.getBean(JdbcTemplate.class).update("insert into stock (sku, qty) values ('A1', ?)", STOCK);
+  }
+
+  static ConfigurableApplicationContext instance(String name, SaleHook hook) {
+    return new SpringApplicationBuilder(StockApplication.class)
+        .initializers(ctx -> ctx.getBeanFactory().registerSingleton("saleHook", hook))
+        .properties(Map.of(
+            "server.port", "0",
+            "spring.application.name", "stock-" + name,
+            "spring.datasource.url", postgres.jdbcUrl(),
+            "locksmith.redis.uri", redis.uri(),
+            "locksmith.client-name", "stock-" + name,
+            "stock.lease-time", "1s",
+            "stock.wait-time", "20s"))
+        .run();
+  }
+
+  @AfterAll
+  static void stop() {
+    resume.countDown();
+    for (AutoCloseable c : new AutoCloseable[] {a, b, postgres, redis}) {
+      try {
+        if (c != null) {
+          c.close();
+        }
+      } catch (Exception ignored) {
+        // best effort
+      }
+    }
+  }
+
+  static CompletableFuture<HttpResponse<String>> sell(ConfigurableApplicationContext instance) {
+    int port = ((WebServerApplicationContext) instance).getWebServer().getPort();
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/stock/A1/sell"))
+        .timeout(Duration.ofSeconds(90)).POST(HttpRequest.BodyPublishers.noBody()).build();
+    return http.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void twoInstancesSellExactlyTheStockAndAPausedOnesLateWriteIsRefused() throws Exception {
+    // 1. instance a reads the stock and stalls before writing
+    pauseNext.set(true);
+    CompletableFuture<HttpResponse<String>> stalled = sell(a);
+    assertThat(paused.await(30, TimeUnit.SECONDS)).isTrue();
+    // 2. meanwhile b sells (it gets the lock once a's fixed lease has run out)
+    List<HttpResponse<String>> byB = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      byB.add(sell(b).get(60, TimeUnit.SECONDS));
+    }
+    assertThat(byB).allSatisfy(r -> assertThat(r.body()).isEqualTo("SOLD"));
+    // 3. a wakes up and writes what it read long ago: the fence refuses it
+    resume.countDown();
+    HttpResponse<String> late = stalled.get(60, TimeUnit.SECONDS);
+    assertThat(late.statusCode()).isEqualTo(409);
+    assertThat(late.body()).isEqualTo("STALE");
+    // 4. both instances sell the rest concurrently, with more requests than items
+    Map<String, Integer> results = new ConcurrentHashMap<>();
+    List<CompletableFuture<HttpResponse<String>>> all = new ArrayList<>();
+    for (int i = 0; i < STOCK + 10; i++) {
+      all.add(sell(i % 2 == 0 ? a : b));
+    }
+    for (CompletableFuture<HttpResponse<String>> f : all) {
+      results.merge(f.get(90, TimeUnit.SECONDS).body(), 1, Integer::sum);
+    }
+    JdbcTemplate jdbc = a.getBean(JdbcTemplate.class);
+    int left = jdbc.queryForObject("select qty from stock where sku = 'A1'", Integer.class);
+    int sales = jdbc.queryForObject("select count(*) from sale where sku = 'A1'", Integer.class);
+    assertThat(results.get("SOLD")).as("sold in the concurrent phase: %s", results).isEqualTo(STOCK - 5);
+    assertThat(results.get("SOLD_OUT")).as("the other requests: nothing left").isEqualTo(10 + 5);
+    assertThat(left).isZero();
+    assertThat(sales).as("never more sales than stock").isEqualTo(STOCK);
+    // each sale wrote under a newer token than the one before
+    List<Long> tokens = jdbc.queryForList("select token from sale where sku = 'A1' order by id", Long.class);
+    assertThat(tokens).isSorted().doesNotHaveDuplicates();
+  }
+}

@@ -1,0 +1,2 @@
+/** Micrometer meters for Locksmith lock clients: {@link io.locksmith.micrometer.LocksmithMetrics}. */
+package io.locksmith.micrometer;

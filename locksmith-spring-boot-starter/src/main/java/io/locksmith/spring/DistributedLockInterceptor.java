@@ -1,0 +1,316 @@
+package io.locksmith.spring;
+
+import io.locksmith.AcquireInterruptedException;
+import io.locksmith.BackendUnavailableException;
+import io.locksmith.Lease;
+import io.locksmith.LockClient;
+import io.locksmith.LockOptions;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParserContext;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ReflectionUtils;
+import org.springframework.util.StringValueResolver;
+
+/**
+ * Takes the lock of a {@link DistributedLock} method around the call. Synchronous methods use the lock's
+ * thread-owned view, so nested calls on the same name re-enter; methods returning a {@code CompletionStage}
+ * hold a lease that is released when the result completes. Thread-safe: per-method settings are parsed
+ * once and cached.
+ */
+final class DistributedLockInterceptor implements MethodInterceptor {
+
+  private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+  private static final boolean REACTOR = org.springframework.util.ClassUtils.isPresent("reactor.core.publisher.Mono",
+      DistributedLockInterceptor.class.getClassLoader());
+
+  private final LockClients clients;
+  private final BeanFactory beanFactory;
+  private final StringValueResolver placeholders;
+  private final Duration defaultWait;
+  private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
+  private final Map<Method, Settings> settings = new ConcurrentHashMap<>();
+
+  DistributedLockInterceptor(LockClients clients, BeanFactory beanFactory, StringValueResolver placeholders, Duration defaultWait) {
+    this.clients = clients;
+    this.beanFactory = beanFactory;
+    this.placeholders = placeholders;
+    this.defaultWait = defaultWait;
+  }
+
+  /** What one annotated method asks for, parsed once. */
+  private static final class Settings {
+    final DistributedLock annotation;
+    final Expression name;
+    final Duration wait;
+    final LockOptions options; // null: the client's default
+    final int leaseParameter; // index of a Lease parameter, or -1
+    final Method fallback;
+
+    Settings(DistributedLock annotation, Expression name, Duration wait, LockOptions options, int leaseParameter, Method fallback) {
+      this.annotation = annotation;
+      this.name = name;
+      this.wait = wait;
+      this.options = options;
+      this.leaseParameter = leaseParameter;
+      this.fallback = fallback;
+    }
+  }
+
+  @Override
+  public Object invoke(MethodInvocation invocation) throws Throwable {
+    Class<?> targetClass = invocation.getThis() == null ? invocation.getMethod().getDeclaringClass()
+        : AopUtils.getTargetClass(invocation.getThis());
+    Method method = AopUtils.getMostSpecificMethod(invocation.getMethod(), targetClass);
+    Settings s = settings.computeIfAbsent(method, m -> parse(m, targetClass));
+    String lockName = evaluateName(s, method, invocation);
+    LockClient client = s.annotation.client().isEmpty() ? clients.get(LockClients.DEFAULT) : clients.get(s.annotation.client());
+    io.locksmith.DistributedLock lock = lockOf(client, s, lockName);
+    if (CompletionStage.class.isAssignableFrom(method.getReturnType())) {
+      return invokeAsync(invocation, s, lock, lockName);
+    }
+    if (REACTOR && ReactiveLocking.isMono(method.getReturnType())) {
+      return invokeMono(invocation, s, lock, lockName);
+    }
+    boolean acquired;
+    try {
+      acquired = lock.tryLock(s.wait.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return notAcquired(invocation, s, lockName, "interrupted while waiting for lock '" + lockName + "'",
+          new AcquireInterruptedException(lockName, e));
+    } catch (BackendUnavailableException e) {
+      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' could not be acquired: " + e.getMessage(), e);
+    }
+    if (!acquired) {
+      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' not acquired within " + s.wait, null);
+    }
+    Lease lease = lock.currentThreadLease().orElseThrow(() -> new IllegalStateException("lock held without a lease"));
+    bindLease(invocation, s, lease);
+    LockedCall.push(lease);
+    try {
+      return invocation.proceed();
+    } finally {
+      LockedCall.pop();
+      unlock(lock, lockName);
+    }
+  }
+
+  /**
+   * Releases after the call. As in core's {@code runLocked}, a release that fails (backend unreachable,
+   * lease already lost) is logged and not thrown: the method's work is done, and an exception here would
+   * report committed work as failed or hide the method's own exception; the server lets the lease expire.
+   */
+  private static void unlock(io.locksmith.DistributedLock lock, String lockName) {
+    try {
+      lock.unlock();
+    } catch (RuntimeException e) {
+      org.slf4j.LoggerFactory.getLogger(DistributedLockInterceptor.class)
+          .warn("@DistributedLock: releasing lock '{}' after the call failed: {}", lockName, e.toString());
+    }
+  }
+
+  private Object invokeAsync(MethodInvocation invocation, Settings s, io.locksmith.DistributedLock lock, String lockName) throws Throwable {
+    Optional<Lease> got;
+    try {
+      got = lock.tryAcquire(s.wait);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return notAcquired(invocation, s, lockName, "interrupted while waiting for lock '" + lockName + "'",
+          new AcquireInterruptedException(lockName, e));
+    } catch (BackendUnavailableException e) {
+      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' could not be acquired: " + e.getMessage(), e);
+    }
+    if (got.isEmpty()) {
+      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' not acquired within " + s.wait, null);
+    }
+    Lease lease = got.get();
+    bindLease(invocation, s, lease);
+    LockedCall.push(lease);
+    Object result;
+    try {
+      result = invocation.proceed();
+    } catch (Throwable t) {
+      lease.close();
+      throw t;
+    } finally {
+      LockedCall.pop();
+    }
+    if (result == null) {
+      lease.close();
+      return null;
+    }
+    // released when the work completes, not when the method returns
+    ((CompletionStage<?>) result).whenComplete((v, e) -> lease.close());
+    return result;
+  }
+
+  @SuppressWarnings("unchecked")
+  private Object invokeMono(MethodInvocation invocation, Settings s, io.locksmith.DistributedLock lock, String lockName) {
+    return ReactiveLocking.lockAround(() -> lock.tryAcquireAsync(s.wait), lease -> {
+      bindLease(invocation, s, lease);
+      try {
+        Object result = invocation.proceed();
+        return result == null ? reactor.core.publisher.Mono.empty() : (reactor.core.publisher.Mono<Object>) result;
+      } catch (Throwable t) {
+        return reactor.core.publisher.Mono.error(t);
+      }
+    }, failure -> {
+      try {
+        Object r = notAcquired(invocation, s, lockName, failure == null
+            ? "lock '" + lockName + "' not acquired within " + s.wait
+            : "lock '" + lockName + "' could not be acquired: " + failure.getMessage(), failure);
+        return r == null ? reactor.core.publisher.Mono.empty() : (reactor.core.publisher.Mono<Object>) r;
+      } catch (Throwable t) {
+        return reactor.core.publisher.Mono.error(t);
+      }
+    });
+  }
+
+  private static void bindLease(MethodInvocation invocation, Settings s, Lease lease) {
+    if (s.leaseParameter >= 0 && invocation.getArguments()[s.leaseParameter] == null) {
+      invocation.getArguments()[s.leaseParameter] = lease;
+    }
+  }
+
+  private Object notAcquired(MethodInvocation invocation, Settings s, String lockName, String message, Throwable cause) throws Throwable {
+    switch (s.annotation.onFailure()) {
+      case SKIP:
+        return emptyResult(invocation.getMethod().getReturnType());
+      case FALLBACK:
+        try {
+          return s.fallback.invoke(invocation.getThis(), invocation.getArguments());
+        } catch (InvocationTargetException e) {
+          throw e.getTargetException();
+        }
+      case THROW:
+      default:
+        throw new LockNotAcquiredException(lockName, s.wait, message, cause);
+    }
+  }
+
+  static Object emptyResult(Class<?> type) {
+    if (type == boolean.class) {
+      return false;
+    }
+    if (type == char.class) {
+      return (char) 0;
+    }
+    if (type.isPrimitive() && type != void.class) {
+      return type == long.class ? 0L : type == double.class ? 0d : type == float.class ? 0f
+          : type == int.class ? 0 : type == short.class ? (short) 0 : (byte) 0;
+    }
+    if (type == Optional.class) {
+      return Optional.empty();
+    }
+    if (CompletionStage.class.isAssignableFrom(type)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return null;
+  }
+
+  private static io.locksmith.DistributedLock lockOf(LockClient client, Settings s, String name) {
+    LockOptions o = s.options != null ? s.options : client.options().defaultLockOptions();
+    switch (s.annotation.kind()) {
+      case FAIR:
+        return client.fairLock(name, o);
+      case READ:
+        return client.readWriteLock(name, o).readLock();
+      case WRITE:
+        return client.readWriteLock(name, o).writeLock();
+      case EXCLUSIVE:
+      default:
+        return client.lock(name, o);
+    }
+  }
+
+  private String evaluateName(Settings s, Method method, MethodInvocation invocation) {
+    MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(invocation.getThis(), method,
+        invocation.getArguments(), names);
+    context.setBeanResolver(new BeanFactoryResolver(beanFactory));
+    Object value = s.name.getValue(context);
+    if (value == null || value.toString().isBlank()) {
+      throw new IllegalArgumentException("@DistributedLock(name = \"" + s.annotation.name() + "\") on " + method
+          + " evaluated to an empty name");
+    }
+    return value.toString();
+  }
+
+  private Settings parse(Method method, Class<?> targetClass) {
+    DistributedLock a = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
+    if (a == null) {
+      throw new IllegalStateException("no @DistributedLock on " + method);
+    }
+    String where = "@DistributedLock on " + method;
+    String raw = a.name().trim();
+    if (raw.isEmpty()) {
+      throw new IllegalArgumentException(where + ": name is empty");
+    }
+    Expression name = raw.startsWith("#{") || !(raw.startsWith("#") || raw.startsWith("@"))
+        ? PARSER.parseExpression(raw, ParserContext.TEMPLATE_EXPRESSION)
+        : PARSER.parseExpression(raw);
+    Duration wait = a.waitTime().isEmpty() ? defaultWait : duration(where, "waitTime", a.waitTime());
+    if (wait.isNegative()) {
+      throw new IllegalArgumentException(where + ": waitTime must not be negative, was " + a.waitTime());
+    }
+    LockOptions options = null;
+    if (!a.leaseTime().isEmpty()) {
+      Duration lease = duration(where, "leaseTime", a.leaseTime());
+      try {
+        options = a.watched() ? LockOptions.watched(lease) : LockOptions.fixed(lease);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(where + ": leaseTime " + e.getMessage(), e);
+      }
+    } else if (!a.watched()) {
+      throw new IllegalArgumentException(where + ": watched = false needs a leaseTime");
+    }
+    int leaseParameter = -1;
+    Class<?>[] types = method.getParameterTypes();
+    for (int i = 0; i < types.length; i++) {
+      if (types[i] == Lease.class) {
+        leaseParameter = i;
+      }
+    }
+    Method fallback = null;
+    if (a.onFailure() == DistributedLock.OnFailure.FALLBACK) {
+      if (a.fallback().isEmpty()) {
+        throw new IllegalArgumentException(where + ": onFailure = FALLBACK needs fallback = \"<method name>\"");
+      }
+      fallback = ReflectionUtils.findMethod(targetClass, a.fallback(), types);
+      if (fallback == null || !method.getReturnType().isAssignableFrom(fallback.getReturnType())
+          && !(method.getReturnType().isPrimitive() && fallback.getReturnType() == method.getReturnType())) {
+        throw new IllegalArgumentException(where + ": no fallback method " + a.fallback()
+            + " with the same parameter types and a compatible return type in " + targetClass.getName());
+      }
+      ReflectionUtils.makeAccessible(fallback);
+    }
+    return new Settings(a, name, wait, options, leaseParameter, fallback);
+  }
+
+  private Duration duration(String where, String attribute, String text) {
+    String resolved = placeholders == null ? text : placeholders.resolveStringValue(text);
+    try {
+      return "0".equals(resolved.trim()) ? Duration.ZERO : DurationStyle.detectAndParse(resolved.trim());
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new IllegalArgumentException(where + ": " + attribute + " '" + text + "' is not a duration (e.g. 2s, 500ms, PT1S)", e);
+    }
+  }
+}

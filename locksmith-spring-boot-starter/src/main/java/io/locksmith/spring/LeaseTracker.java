@@ -1,0 +1,53 @@
+package io.locksmith.spring;
+
+import io.locksmith.Lease;
+import io.locksmith.LeaseState;
+import io.locksmith.LockObserver;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The leases one client holds now, for the health indicator and the {@code locksmith} endpoint; also
+ * passes every event on to the metrics observer, if there is one. Thread-safe.
+ */
+final class LeaseTracker implements LockObserver {
+
+  private final Set<Lease> live = ConcurrentHashMap.newKeySet();
+  private final LockObserver next;
+
+  LeaseTracker(LockObserver next) {
+    this.next = next;
+  }
+
+  @Override
+  public void acquireCompleted(String lockName, String kind, Outcome outcome, Duration elapsed, Lease lease) {
+    if (lease != null) {
+      live.add(lease);
+    }
+    if (next != null) {
+      next.acquireCompleted(lockName, kind, outcome, elapsed, lease);
+    }
+  }
+
+  @Override
+  public void leaseStateChanged(Lease lease, LeaseState from, LeaseState to) {
+    if (to == LeaseState.RELEASED || to == LeaseState.LOST) {
+      live.remove(lease);
+    }
+    if (next != null) {
+      next.leaseStateChanged(lease, from, to);
+    }
+  }
+
+  /** @return a snapshot of the leases held now */
+  List<Lease> held() {
+    return List.copyOf(live);
+  }
+
+  /** @return how many held leases are UNCERTAIN */
+  long uncertain() {
+    return live.stream().filter(l -> l.state() == LeaseState.UNCERTAIN).count();
+  }
+}

@@ -1,0 +1,184 @@
+package io.locksmith.spring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Locksmith's Spring Boot settings: the primary lock client under {@code locksmith.*}, further named
+ * clients under {@code locksmith.clients.<name>.*}, and the {@link DistributedLock} annotation's defaults
+ * under {@code locksmith.annotation.*}.
+ *
+ * <p>Bound once at start-up; not thread-safe for writing.
+ */
+@ConfigurationProperties(prefix = "locksmith")
+public class LocksmithProperties extends LockClientProperties {
+
+  /**
+   * Further lock clients by name, each with the same settings as the primary one (e.g.
+   * locksmith.clients.orders.zookeeper.connect-string). @DistributedLock(client = "orders") uses one.
+   */
+  private Map<String, LockClientProperties> clients = new LinkedHashMap<>();
+
+  private final Annotation annotation = new Annotation();
+
+  private final Metrics metrics = new Metrics();
+
+  /**
+   * The metrics settings.
+   *
+   * @return the metrics settings
+   */
+  public Metrics getMetrics() {
+    return metrics;
+  }
+
+  /** {@code locksmith.metrics.*}: the Micrometer meters of every client. Not thread-safe for writing. */
+  public static class Metrics {
+    /** Whether the clients report to Micrometer (when locksmith-micrometer and a MeterRegistry are present). */
+    private boolean enabled = true;
+
+    /**
+     * Regular expressions of lock names that get their own name tag; other names are tagged "other". Empty
+     * (the default): no name tag at all, as each name would be a time series.
+     */
+    private List<String> nameTags = new ArrayList<>();
+
+    /**
+     * Whether metrics are on.
+     *
+     * @return true when on
+     */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /**
+     * Sets whether metrics are on.
+     *
+     * @param enabled true for on
+     */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /**
+     * The name-tag patterns.
+     *
+     * @return the patterns
+     */
+    public List<String> getNameTags() {
+      return nameTags;
+    }
+
+    /**
+     * Sets the name-tag patterns.
+     *
+     * @param nameTags the patterns
+     */
+    public void setNameTags(List<String> nameTags) {
+      this.nameTags = nameTags;
+    }
+  }
+
+  /**
+   * The named clients.
+   *
+   * @return the named clients' settings by name
+   */
+  public Map<String, LockClientProperties> getClients() {
+    return clients;
+  }
+
+  /**
+   * Sets the named clients.
+   *
+   * @param clients the named clients' settings by name
+   */
+  public void setClients(Map<String, LockClientProperties> clients) {
+    this.clients = clients;
+  }
+
+  /**
+   * The annotation settings.
+   *
+   * @return the annotation settings
+   */
+  public Annotation getAnnotation() {
+    return annotation;
+  }
+
+  /** {@code locksmith.annotation.*}: defaults of {@link DistributedLock}. Not thread-safe for writing. */
+  public static class Annotation {
+    /** Whether methods annotated with @DistributedLock are locked (false leaves them unadvised). */
+    private boolean enabled = true;
+
+    /**
+     * How long @DistributedLock waits for the lock when the annotation does not say; 0 tries once.
+     */
+    private Duration waitTime = Duration.ofSeconds(5);
+
+    /**
+     * Order of the lock advisor. The default runs it outside @Transactional (whose advisor has the lowest
+     * precedence, Integer.MAX_VALUE), so the lock is released only after the transaction has committed.
+     */
+    private int order = 2147482647;
+
+    /**
+     * Whether the annotation is enabled.
+     *
+     * @return true when enabled
+     */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /**
+     * Sets whether the annotation is enabled.
+     *
+     * @param enabled true to enable
+     */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /**
+     * The default wait time.
+     *
+     * @return the default wait time
+     */
+    public Duration getWaitTime() {
+      return waitTime;
+    }
+
+    /**
+     * Sets the default wait time.
+     *
+     * @param waitTime the default wait time
+     */
+    public void setWaitTime(Duration waitTime) {
+      this.waitTime = waitTime;
+    }
+
+    /**
+     * The advisor order.
+     *
+     * @return the order
+     */
+    public int getOrder() {
+      return order;
+    }
+
+    /**
+     * Sets the advisor order.
+     *
+     * @param order the order
+     */
+    public void setOrder(int order) {
+      this.order = order;
+    }
+  }
+}

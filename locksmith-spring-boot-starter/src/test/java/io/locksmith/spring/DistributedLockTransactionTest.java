@@ -1,0 +1,101 @@
+package io.locksmith.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.LockClient;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.autoconfigure.jdbc.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * The lock of a {@code @DistributedLock @Transactional} method is taken before the transaction begins and
+ * released after it commits: at commit time the lock must still be held, or another instance could read
+ * the old row under the lock and overwrite the committed write.
+ */
+class DistributedLockTransactionTest {
+
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataSourceAutoConfiguration.class,
+          DataSourceTransactionManagerAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
+          TransactionAutoConfiguration.class, LocksmithAutoConfiguration.class))
+      .withPropertyValues("locksmith.backend=in-jvm", "spring.datasource.url=jdbc:h2:mem:tx;DB_CLOSE_DELAY=-1",
+          "spring.datasource.generate-unique-name=false")
+      .withUserConfiguration(Beans.class);
+
+  /** Writes a row and records, at commit, whether its lock was still held. */
+  public static class Stock {
+    final List<Boolean> heldAtCommit = new CopyOnWriteArrayList<>();
+    JdbcTemplate jdbc;
+    LockClient client;
+
+    @DistributedLock(name = "stock:#{#p0}")
+    @Transactional
+    public void sell(String sku) {
+      assertThat(TransactionSynchronizationManager.isActualTransactionActive()).isTrue();
+      jdbc.update("update stock set qty = qty - 1 where sku = ?", sku);
+      TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+        @Override
+        public void afterCommit() {
+          heldAtCommit.add(client.inspect("stock:" + sku).isPresent());
+        }
+      });
+    }
+
+    public List<Boolean> heldAtCommit() {
+      return heldAtCommit;
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class Beans {
+    @Bean
+    Stock stock(JdbcTemplate jdbc, LockClient client) {
+      jdbc.execute("create table if not exists stock (sku varchar(20) primary key, qty int)");
+      jdbc.update("merge into stock key (sku) values ('A', 10)");
+      Stock s = new Stock();
+      s.jdbc = jdbc;
+      s.client = client;
+      return s;
+    }
+  }
+
+  /** Transaction advisor made outermost: what the default order must prevent. */
+  @Configuration(proxyBeanMethods = false)
+  @EnableTransactionManagement(order = 0)
+  static class TransactionOutside {}
+
+  @Test
+  void theLockIsStillHeldWhenTheTransactionCommits() {
+    runner.run(ctx -> {
+      Stock stock = ctx.getBean(Stock.class);
+      stock.sell("A");
+      assertThat(stock.heldAtCommit()).containsExactly(true);
+      assertThat(ctx.getBean(LockClient.class).inspect("stock:A")).as("released after the commit").isEmpty();
+      assertThat(ctx.getBean(JdbcTemplate.class).queryForObject("select qty from stock where sku = 'A'", Integer.class)).isEqualTo(9);
+    });
+  }
+
+  @Test
+  void withTheTransactionOutsideTheLockTheCommitWouldComeAfterTheRelease() {
+    // shows that the check above can fail: ordered the other way round, the lock is gone at commit
+    runner.withUserConfiguration(TransactionOutside.class).run(ctx -> {
+      Stock stock = ctx.getBean(Stock.class);
+      stock.sell("A");
+      assertThat(stock.heldAtCommit()).containsExactly(false);
+    });
+  }
+}
