@@ -3,6 +3,7 @@ package io.locksmith;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -48,9 +49,25 @@ import java.util.function.Supplier;
  */
 public final class FenceGuard {
   private final ConcurrentHashMap<String, Fence> fences = new ConcurrentHashMap<>();
+  private final Consumer<? super StaleTokenException> onStale;
 
   /** Creates a guard that has admitted no token yet. */
-  public FenceGuard() {}
+  public FenceGuard() {
+    this(e -> { });
+  }
+
+  /**
+   * Creates a guard that has admitted no token yet and tells {@code onStale} of every stale token it
+   * refuses, before the refusal is thrown: to count them (e.g. {@code
+   * e -> metrics.staleWriteRejected(e.resource())} with {@code locksmith-micrometer}) or log them.
+   * {@code onStale} runs on the refused caller's thread; an exception from it is not caught.
+   *
+   * @param onStale told of each refusal
+   * @throws NullPointerException if {@code onStale} is null
+   */
+  public FenceGuard(Consumer<? super StaleTokenException> onStale) {
+    this.onStale = Objects.requireNonNull(onStale, "onStale");
+  }
 
   /**
    * Admits {@code token} for {@code resource}: the first access of the resource under the lock. Raises
@@ -103,7 +120,9 @@ public final class FenceGuard {
     Fence fence = fences.computeIfAbsent(resource, k -> new Fence());
     synchronized (fence) {
       if (fence.admitted && token < fence.highest) {
-        throw new StaleTokenException(resource, token, fence.highest);
+        StaleTokenException stale = new StaleTokenException(resource, token, fence.highest);
+        onStale.accept(stale);
+        throw stale;
       }
       T result = action.get();
       fence.highest = fence.admitted ? Math.max(fence.highest, token) : token;

@@ -32,6 +32,20 @@ class FenceGuardTest {
   }
 
   @Test
+  void everyRefusalIsToldToTheListenerBeforeItIsThrown() {
+    List<StaleTokenException> told = new ArrayList<>();
+    FenceGuard guard = new FenceGuard(told::add);
+    FenceGuard.Admission old = guard.admit("stock", 3);
+    guard.admit("stock", 4);
+    assertThatThrownBy(() -> old.run(() -> { })).isInstanceOf(StaleTokenException.class);
+    assertThatThrownBy(() -> guard.admit("stock", 2)).isInstanceOf(StaleTokenException.class);
+    guard.admit("stock", 4); // admitted: not told
+    assertThat(told).extracting(StaleTokenException::token).containsExactly(3L, 2L);
+    assertThat(told).extracting(StaleTokenException::resource).containsOnly("stock");
+    assertThatThrownBy(() -> new FenceGuard(null)).isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
   void aFailingActionDoesNotRaiseTheFence() {
     FenceGuard guard = new FenceGuard();
     guard.admit("a", 3);

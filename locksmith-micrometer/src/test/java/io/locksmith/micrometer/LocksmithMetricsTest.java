@@ -43,6 +43,20 @@ class LocksmithMetricsTest {
   }
 
   @Test
+  void aFenceGuardCountsItsRefusals() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    LocksmithMetrics metrics = LocksmithMetrics.builder(registry).backend("in-jvm").build();
+    io.locksmith.FenceGuard guard = new io.locksmith.FenceGuard(e -> metrics.staleWriteRejected(e.resource()));
+    guard.admit("stock-42", 9);
+    for (long stale : new long[] {7, 8}) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> guard.admit("stock-42", stale))
+          .isInstanceOf(io.locksmith.StaleTokenException.class);
+    }
+    assertThat(registry.get(LocksmithMetrics.STALE_WRITES).counter().count()).isEqualTo(2.0);
+    assertThat(registry.get(LocksmithMetrics.STALE_WRITES).counter().getId().getTag("name")).isNull();
+  }
+
+  @Test
   void uncertainAndLostTransitionsAreCounted() throws Exception {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     LocksmithMetrics metrics = LocksmithMetrics.builder(registry).backend("in-jvm").build();
