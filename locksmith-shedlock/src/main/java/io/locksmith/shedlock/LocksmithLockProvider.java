@@ -1,0 +1,192 @@
+package io.locksmith.shedlock;
+
+import io.locksmith.Lease;
+import io.locksmith.LeaseState;
+import io.locksmith.LockClient;
+import io.locksmith.LockException;
+import io.locksmith.LockOptions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import net.javacrumbs.shedlock.core.AbstractSimpleLock;
+import net.javacrumbs.shedlock.core.ClockProvider;
+import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A ShedLock {@link ExtensibleLockProvider} over any Locksmith {@link LockClient} (Redis, Redlock,
+ * ZooKeeper, JDBC, in-JVM): an application swaps its provider bean for this one and its
+ * {@code @SchedulerLock} jobs keep their code.
+ *
+ * <p><b>Semantics</b> (ShedLock's, as its own contract tests check them):
+ * <ul>
+ *   <li>{@link #lock} never waits: a lock held elsewhere gives {@link Optional#empty()} and the job is
+ *       skipped.</li>
+ *   <li>{@code lockAtMostFor} is enforced here, to the millisecond, whatever the backend's shortest lease:
+ *       the Locksmith lease is released when it passes (and {@link SimpleLock#extend} moves that
+ *       point). The lease itself is watched (renewed while this process lives) for {@code lockAtMostFor},
+ *       but at least {@link LockOptions#MIN_WATCHED_LEASE_TIME} and at most {@link #MAX_BACKEND_LEASE}:
+ *       if this process dies, the lock frees itself within that lease, never later than
+ *       {@code lockAtMostFor} for any value above the floor.</li>
+ *   <li>{@code unlock()} before {@code lockAtLeastFor} has passed keeps the lock until then (a release
+ *       scheduled for that instant); after it, releases at once.</li>
+ *   <li>{@code extend} returns a new handle with the new bounds and invalidates the old one; an expired or
+ *       lost lock cannot be extended (empty).</li>
+ * </ul>
+ *
+ * <p><b>What ShedLock providers do not offer:</b> the running execution's fencing token, {@link
+ * #currentFencingToken()}, for the task to fence its writes (see {@code docs/fencing.md}); and a lock
+ * whose loss (e.g. a partition of this process) is signalled on the lease rather than found out later.
+ *
+ * <p>Thread-safe. Owns one daemon timer thread; {@link #close()} stops it (held locks stay held until
+ * their lease runs out). Backend failures while locking are thrown as Locksmith's {@link LockException}s
+ * (ShedLock then logs the job as not run).
+ */
+public final class LocksmithLockProvider implements ExtensibleLockProvider, AutoCloseable {
+  /** The longest lease asked of the backend; a longer {@code lockAtMostFor} is kept by renewals. */
+  public static final Duration MAX_BACKEND_LEASE = Duration.ofSeconds(30);
+
+  private static final Logger log = LoggerFactory.getLogger(LocksmithLockProvider.class);
+  private static final ThreadLocal<Lease> CURRENT = new ThreadLocal<>();
+
+  private final LockClient client;
+  private final ScheduledExecutorService timer;
+
+  /**
+   * @param client the Locksmith client whose locks the jobs take; the caller closes it
+   * @throws NullPointerException if {@code client} is null
+   */
+  public LocksmithLockProvider(LockClient client) {
+    this.client = Objects.requireNonNull(client, "client");
+    ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread thread = new Thread(r, "locksmith-shedlock-" + client.clientId());
+      thread.setDaemon(true);
+      return thread;
+    });
+    t.setRemoveOnCancelPolicy(true);
+    this.timer = t;
+  }
+
+  /**
+   * The fencing token of the lock the calling thread's job runs under: ShedLock runs a job on the thread
+   * that locked it, so a {@code @SchedulerLock} method can fence its writes with this.
+   *
+   * @return the token, or empty outside a job locked by this provider
+   */
+  public static OptionalLong currentFencingToken() {
+    Lease lease = CURRENT.get();
+    return lease == null ? OptionalLong.empty() : OptionalLong.of(lease.fencingToken());
+  }
+
+  /** @return the lease of the lock the calling thread's job runs under, or empty */
+  public static Optional<Lease> currentLease() {
+    return Optional.ofNullable(CURRENT.get());
+  }
+
+  @Override
+  public Optional<SimpleLock> lock(LockConfiguration config) {
+    Objects.requireNonNull(config, "config");
+    Duration atMost = config.getLockAtMostFor();
+    Duration lease = atMost.compareTo(LockOptions.MIN_WATCHED_LEASE_TIME) < 0 ? LockOptions.MIN_WATCHED_LEASE_TIME
+        : atMost.compareTo(MAX_BACKEND_LEASE) > 0 ? MAX_BACKEND_LEASE : atMost;
+    Optional<Lease> granted = client.lock(config.getName(), LockOptions.watched(lease)).tryAcquire();
+    if (granted.isEmpty()) {
+      return Optional.empty();
+    }
+    Held held = new Held(granted.get());
+    if (!held.releaseAt(config.getLockAtMostUntil())) {
+      // ShedLock's contract: the lock was obtained, and it expires by lockAtMostFor like any other
+      log.warn("ShedLock lock '{}' was granted after its lockAtMostFor ({} ms) had passed: it is released"
+          + " already and the job runs unprotected; give lockAtMostFor more than a round trip to the backend",
+          config.getName(), atMost.toMillis());
+    }
+    CURRENT.set(held.lease);
+    return Optional.of(new Handle(config, held));
+  }
+
+  /** Stops the timer; locks still held stay held until their leases run out. */
+  @Override
+  public void close() {
+    timer.shutdownNow();
+  }
+
+  @Override
+  public String toString() {
+    return "LocksmithLockProvider[" + client + "]";
+  }
+
+  /** One Locksmith lease and the release scheduled for it; shared by a handle and its extensions. */
+  private final class Held {
+    final Lease lease;
+    private ScheduledFuture<?> release; // guarded by this
+
+    Held(Lease lease) {
+      this.lease = lease;
+    }
+
+    /** @return false (and released now, on this thread) if {@code until} has already passed */
+    synchronized boolean releaseAt(Instant until) {
+      if (release != null) {
+        release.cancel(false);
+      }
+      long delay = Duration.between(ClockProvider.now(), until).toNanos();
+      if (delay <= 0) {
+        releaseNow();
+        return false;
+      }
+      release = timer.schedule(this::releaseNow, delay, TimeUnit.NANOSECONDS);
+      return true;
+    }
+
+    void releaseNow() {
+      try {
+        lease.release();
+      } catch (LockException e) {
+        log.warn("could not release ShedLock lock '{}': {}", lease.lockName(), e.getMessage());
+      }
+    }
+
+    boolean usable() {
+      return lease.state() == LeaseState.HELD;
+    }
+  }
+
+  /** A ShedLock handle: unlock keeps the lock until lockAtLeastFor; extend moves lockAtMostFor. */
+  private final class Handle extends AbstractSimpleLock {
+    private final Held held;
+
+    Handle(LockConfiguration config, Held held) {
+      super(config);
+      this.held = held;
+    }
+
+    @Override
+    protected void doUnlock() {
+      if (CURRENT.get() == held.lease) {
+        CURRENT.remove();
+      }
+      // before lockAtLeastFor has passed the lock stays taken until then; after it, releaseAt frees it now
+      held.releaseAt(lockConfiguration.getLockAtLeastUntil());
+    }
+
+    @Override
+    protected Optional<SimpleLock> doExtend(LockConfiguration extended) {
+      if (!ClockProvider.now().isBefore(lockConfiguration.getLockAtMostUntil()) || !held.usable()) {
+        return Optional.empty(); // expired (or lost): the lock may already be someone else's
+      }
+      if (!held.releaseAt(extended.getLockAtMostUntil())) {
+        return Optional.empty();
+      }
+      return Optional.of(new Handle(extended, held));
+    }
+  }
+}
