@@ -1,15 +1,11 @@
 package io.locksmith.shedlock;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.locksmith.LockClient;
 import io.locksmith.injvm.InJvmLockServer;
-import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
-import net.javacrumbs.shedlock.test.support.AbstractExtensibleLockProviderIntegrationTest;
 import org.junit.jupiter.api.AfterAll;
 
 /** ShedLock's own provider contract, unmodified, on the in-JVM lock server. */
-class InJvmShedLockContractTest extends AbstractExtensibleLockProviderIntegrationTest {
+class InJvmShedLockContractTest extends LocksmithShedLockContract {
   private static final InJvmLockServer SERVER = new InJvmLockServer();
   private static final LockClient JOBS = SERVER.newClient();
   private static final LockClient OPERATOR = SERVER.newClient();
@@ -23,17 +19,12 @@ class InJvmShedLockContractTest extends AbstractExtensibleLockProviderIntegratio
   }
 
   @Override
-  protected ExtensibleLockProvider getLockProvider() {
+  LocksmithLockProvider provider() {
     return PROVIDER;
   }
 
   @Override
-  protected void assertUnlocked(String lockName) {
-    assertThat(OPERATOR.inspect(lockName)).as("'%s' free", lockName).isEmpty();
-  }
-
-  @Override
-  protected void assertLocked(String lockName) {
-    assertThat(OPERATOR.inspect(lockName)).as("'%s' held", lockName).isPresent();
+  LockClient operator() {
+    return OPERATOR;
   }
 }

@@ -1,17 +1,14 @@
 package io.locksmith.shedlock;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
+import io.locksmith.LockClient;
 import com.zaxxer.hikari.HikariDataSource;
 import io.locksmith.jdbc.JdbcLockClient;
 import io.locksmith.testkit.postgres.PostgresServer;
-import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
-import net.javacrumbs.shedlock.test.support.AbstractExtensibleLockProviderIntegrationTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** ShedLock's own provider contract, unmodified, on PostgreSQL (JDBC lease locks by the database clock). */
-class PostgresShedLockContractTest extends AbstractExtensibleLockProviderIntegrationTest {
+class PostgresShedLockContractTest extends LocksmithShedLockContract {
   private static PostgresServer postgres;
   private static HikariDataSource pool;
   private static JdbcLockClient jobs;
@@ -40,17 +37,12 @@ class PostgresShedLockContractTest extends AbstractExtensibleLockProviderIntegra
   }
 
   @Override
-  protected ExtensibleLockProvider getLockProvider() {
+  LocksmithLockProvider provider() {
     return provider;
   }
 
   @Override
-  protected void assertUnlocked(String lockName) {
-    assertThat(operator.inspect(lockName)).as("'%s' free", lockName).isEmpty();
-  }
-
-  @Override
-  protected void assertLocked(String lockName) {
-    assertThat(operator.inspect(lockName)).as("'%s' held", lockName).isPresent();
+  LockClient operator() {
+    return operator;
   }
 }

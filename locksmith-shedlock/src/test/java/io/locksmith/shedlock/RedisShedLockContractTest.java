@@ -1,17 +1,14 @@
 package io.locksmith.shedlock;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
+import io.locksmith.LockClient;
 import io.locksmith.redis.RedisLockClient;
 import io.locksmith.testkit.RedisServerExtension;
-import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
-import net.javacrumbs.shedlock.test.support.AbstractExtensibleLockProviderIntegrationTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** ShedLock's own provider contract, unmodified, on a real Redis server. */
-class RedisShedLockContractTest extends AbstractExtensibleLockProviderIntegrationTest {
+class RedisShedLockContractTest extends LocksmithShedLockContract {
   @RegisterExtension
   static final RedisServerExtension REDIS = new RedisServerExtension();
   private static RedisLockClient jobs;
@@ -33,17 +30,12 @@ class RedisShedLockContractTest extends AbstractExtensibleLockProviderIntegratio
   }
 
   @Override
-  protected ExtensibleLockProvider getLockProvider() {
+  LocksmithLockProvider provider() {
     return provider;
   }
 
   @Override
-  protected void assertUnlocked(String lockName) {
-    assertThat(operator.inspect(lockName)).as("'%s' free", lockName).isEmpty();
-  }
-
-  @Override
-  protected void assertLocked(String lockName) {
-    assertThat(operator.inspect(lockName)).as("'%s' held", lockName).isPresent();
+  LockClient operator() {
+    return operator;
   }
 }
