@@ -127,8 +127,9 @@ class BenchSmokeTest {
     for (BenchResult r : report.results()) {
       assertThat(r.opsPerSec()).as(r.impl() + " sales/s").isPositive();
       assertThat(r.p99Micros()).as(r.impl() + " p99").isGreaterThanOrEqualTo(r.p50Micros());
-      // a sale: acquire, read, write, release at least (and tries of busy segments)
-      assertThat(r.serverCommandsPerOp()).as(r.impl() + " commands per sale").isGreaterThanOrEqualTo(4.0);
+      // a sale: read and write, and its grant and release, which are one command when a release hands the
+      // segment's lock to a thread of the same client waiting for it (issue 16): at least 3
+      assertThat(r.serverCommandsPerOp()).as(r.impl() + " commands per sale").isGreaterThanOrEqualTo(3.0);
       assertThat(r.p50Micros()).as(r.impl() + " a sale includes the 5 ms hold").isGreaterThanOrEqualTo(5000);
     }
     assertThat(report.results().get(1).opsPerSec()).as("4 segments sell faster than 1")
