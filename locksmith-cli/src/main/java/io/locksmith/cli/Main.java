@@ -46,7 +46,7 @@ public final class Main {
       "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given;",
       "        --rtt adds that round trip to every server link, as between hosts; rw-mix: that share of",
       "        the threads only read (locksmith-rw: its read side), the others only write",
-      "  bench --backend zookeeper --scenario uncontended|many-keys|hot-key|herd [--against curator]",
+      "  bench --backend zookeeper --scenario uncontended|many-keys|hot-key|herd [--against curator,spring-zk]",
       "        [--duration 10s] [--threads N] [--uri zookeeper://...] [--json FILE]",
       "        Locksmith's ZooKeeper backend and Curator's InterProcessMutex on the same (embedded unless",
       "        --uri) ZooKeeper server; server cost from its counters: requests and watch notifications",
