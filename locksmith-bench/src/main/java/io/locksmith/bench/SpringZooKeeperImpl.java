@@ -3,8 +3,6 @@ package io.locksmith.bench;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.springframework.integration.zookeeper.lock.ZookeeperLockRegistry;
 
 /**
@@ -17,12 +15,7 @@ final class SpringZooKeeperImpl implements LockImpl {
   private final ZookeeperLockRegistry registry;
 
   SpringZooKeeperImpl(String connectString) throws InterruptedException {
-    client = CuratorFrameworkFactory.newClient(connectString, 15_000, 5_000, new ExponentialBackoffRetry(100, 3));
-    client.start();
-    if (!client.blockUntilConnected(10, TimeUnit.SECONDS)) {
-      client.close();
-      throw new IllegalStateException("Curator could not connect to " + connectString);
-    }
+    client = CuratorMutexImpl.connect(connectString);
     registry = new ZookeeperLockRegistry(client, "/spring-bench");
   }
 
