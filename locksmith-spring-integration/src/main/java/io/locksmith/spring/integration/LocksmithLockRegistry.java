@@ -69,8 +69,9 @@ import org.springframework.scheduling.TaskScheduler;
  * <p><b>Failure.</b> Locksmith's exceptions are passed on as they are, not translated into Spring's
  * {@code DataAccessException}s: {@link BackendUnavailableException} when the backend cannot be reached
  * ({@code tryLock()} at once; {@code tryLock(time, unit)} once its wait runs out; {@code lock()} and
- * {@code lockInterruptibly()} wait through outages), {@link LeaseLostException} when a thread re-enters
- * a lock whose hold it has lost. Nothing is granted that the backend did not grant.
+ * {@code lockInterruptibly()} wait through outages; {@code unlock()} drops the thread's hold all the
+ * same and the server lets the lock expire with its lease), {@link LeaseLostException} when a thread
+ * re-enters a lock whose hold it has lost. Nothing is granted that the backend did not grant.
  *
  * <p><b>Thread-safety.</b> The registry and its locks are thread-safe. The registry starts no thread and
  * owns no resource: closing the client is the application's business (held locks are then released).
@@ -88,6 +89,8 @@ public final class LocksmithLockRegistry implements ExpirableLockRegistry, Renew
   private final boolean fair;
   private final LossListener lossListener;
   private final ConcurrentMap<String, RegistryLock> locks = new ConcurrentHashMap<>();
+  /** The held leases the loss listener watches: one registration per lease, whichever lock object took it. */
+  private final java.util.Set<Lease> watchedLeases = ConcurrentHashMap.newKeySet();
 
   /**
    * A registry with the client's default lease policy (watched leases unless the client was built
@@ -95,6 +98,7 @@ public final class LocksmithLockRegistry implements ExpirableLockRegistry, Renew
    *
    * @param client the Locksmith client whose locks this registry hands out; the caller closes it
    * @throws NullPointerException if {@code client} is null
+   * @throws IllegalStateException if the client is closed
    */
   public LocksmithLockRegistry(LockClient client) {
     this(builder(client).validate());
@@ -490,8 +494,11 @@ public final class LocksmithLockRegistry implements ExpirableLockRegistry, Renew
       lastUsedNanos = System.nanoTime();
       Lease lease = delegate.currentThreadLease().orElseThrow(); // just granted to this thread
       Lease before = holders.put(Thread.currentThread(), lease);
-      if (before != lease && lossListener != null) {
-        lease.onLost(() -> lost(key, lease));
+      if (before != lease && lossListener != null && watchedLeases.add(lease)) {
+        lease.onLost(() -> {
+          watchedLeases.remove(lease);
+          lost(key, lease);
+        });
       }
       return true;
     }
@@ -515,7 +522,10 @@ public final class LocksmithLockRegistry implements ExpirableLockRegistry, Renew
         throw new IllegalStateException("lock '" + key + "' is not held by thread " + me.getName(), e);
       } finally {
         if (delegate.currentThreadLease().isEmpty()) {
-          holders.remove(me);
+          Lease ended = holders.remove(me);
+          if (ended != null) {
+            watchedLeases.remove(ended);
+          }
           lastUsedNanos = System.nanoTime();
         }
       }
