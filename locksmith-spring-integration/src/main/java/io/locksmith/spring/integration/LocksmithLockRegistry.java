@@ -56,9 +56,9 @@ import org.springframework.scheduling.TaskScheduler;
  * seconds unless the client says otherwise), renewed by the client every third of it while the thread
  * holds the lock: a holder that works for an hour keeps the lock, and one whose process dies frees it
  * within one lease. {@link Builder#fixedLease(Duration)} gives leases that simply expire, the behaviour
- * of Spring's registries without a renewal scheduler; {@link #renewLock(Object)} then extends them. The
- * backend judges expiry by its own clock (Redis, the database, ZooKeeper's session), never by the
- * clocks of the processes.
+ * of Spring's registries without a renewal scheduler; {@link #renewLock(Object)} then extends them. Expiry
+ * is judged by the backend (Redis's or the database's clock, ZooKeeper's session) or by the holder's own
+ * monotonic clock, never by comparing the clocks of different processes.
  *
  * <p><b>What Spring's registries do not offer:</b> the calling thread's {@link #currentLease(Object)
  * lease} and {@link #fencingToken(Object) fencing token}, to fence writes to the protected resource
