@@ -45,4 +45,10 @@ class SpringRedisRegistryContractTest extends LockRegistryContract {
   boolean renewRequiresHoldingThread() {
     return false;
   }
+
+  /** An interrupt during a Redis command fails the command; the registry wraps that failure. */
+  @Override
+  Class<? extends RuntimeException> interruptedBackendCallException() {
+    return org.springframework.dao.CannotAcquireLockException.class;
+  }
 }
