@@ -43,4 +43,15 @@ public interface LockObserver {
    * @param to the state now
    */
   default void leaseStateChanged(Lease lease, LeaseState from, LeaseState to) {}
+
+  /**
+   * A lock with a {@link DegradationPolicy} was granted by its JVM-local fallback because the backend
+   * could not be reached: the lease is {@linkplain Lease#isDegraded() degraded} and carries no fencing
+   * token. Reported besides the failed backend attempts, which {@link #acquireCompleted} reports as
+   * {@link Outcome#FAILED}. Called once per degraded grant, before the caller gets the lease.
+   *
+   * @param lockName the lock's name, without the client's namespace
+   * @param cause the backend's failure that made the lock degrade
+   */
+  default void degradedGrant(String lockName, BackendUnavailableException cause) {}
 }

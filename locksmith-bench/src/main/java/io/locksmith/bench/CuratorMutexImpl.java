@@ -18,12 +18,24 @@ final class CuratorMutexImpl implements LockImpl {
   private final ConcurrentMap<String, InterProcessMutex> mutexes = new ConcurrentHashMap<>();
 
   CuratorMutexImpl(String connectString) throws InterruptedException {
-    client = CuratorFrameworkFactory.newClient(connectString, 15_000, 5_000, new ExponentialBackoffRetry(100, 3));
+    client = connect(connectString);
+  }
+
+  /**
+   * A started {@code CuratorFramework} with Curator's usual settings (15 s session, 5 s connection,
+   * exponential retry), connected; the peers on ZooKeeper share it.
+   *
+   * @throws IllegalStateException if it does not connect within 10 s
+   */
+  static CuratorFramework connect(String connectString) throws InterruptedException {
+    CuratorFramework client = CuratorFrameworkFactory.newClient(connectString, 15_000, 5_000,
+        new ExponentialBackoffRetry(100, 3));
     client.start();
     if (!client.blockUntilConnected(10, TimeUnit.SECONDS)) {
       client.close();
       throw new IllegalStateException("Curator could not connect to " + connectString);
     }
+    return client;
   }
 
   @Override

@@ -14,14 +14,14 @@ import java.util.Set;
 
 /**
  * {@code locksmith bench --backend zookeeper}: Locksmith's ZooKeeper backend next to Curator's
- * {@code InterProcessMutex}, in one JVM, on the same server (an embedded one unless a {@code zookeeper://}
+ * {@code InterProcessMutex} and Spring Integration's {@code ZookeeperLockRegistry}, in one JVM, on the same server (an embedded one unless a {@code zookeeper://}
  * URI is given), with the same alternating slices as the Redis runs. The server cost per cycle comes from
  * the server's own counters ({@code mntr}): requests received, and watch notifications sent; getChildren
  * replies per cycle are printed with the progress. Not thread-safe; one run at a time.
  */
 public final class ZooKeeperBench {
   /** The peers {@code --against} accepts on ZooKeeper. */
-  public static final List<String> PEERS = List.of("curator");
+  public static final List<String> PEERS = List.of("curator", "spring-zk");
   /** The scenarios that apply to ZooKeeper. */
   public static final Set<Scenario> SCENARIOS = EnumSet.of(Scenario.UNCONTENDED, Scenario.MANY_KEYS,
       Scenario.HOT_KEY, Scenario.HERD);
@@ -72,6 +72,11 @@ public final class ZooKeeperBench {
         CuratorMutexImpl curator = new CuratorMutexImpl(connect);
         owned.add(curator);
         impls.put(curator, List.of(uri));
+      }
+      if (against.contains("spring-zk")) {
+        SpringZooKeeperImpl spring = new SpringZooKeeperImpl(connect);
+        owned.add(spring);
+        impls.put(spring, List.of(uri));
       }
       return Bench.measure(settings, impls, "ZooKeeper (" + version + ")", progress,
           (impl, servers, sample, nanos) -> serverCost(impl, sample, nanos, host, port, progress));

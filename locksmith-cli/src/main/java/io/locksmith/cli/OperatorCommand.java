@@ -12,6 +12,7 @@ import io.locksmith.LockScan.End;
 import io.locksmith.LockScan.Found;
 import io.locksmith.SemaphoreInfo;
 import io.locksmith.jdbc.JdbcLockClient;
+import io.locksmith.jdbc.JdbcLockScan;
 import io.locksmith.redis.RedisLockClient;
 import io.locksmith.redis.RedisLockScan;
 import io.locksmith.redis.RedlockClient;
@@ -63,9 +64,6 @@ final class OperatorCommand {
     }
     if (jdbcUrl == null && (args.get("table", null) != null || args.get("jdbc-user", null) != null)) {
       throw new Args.UsageException("--table and --jdbc-user apply to --jdbc-url only");
-    }
-    if (jdbcUrl != null && list) {
-      throw new Args.UsageException("list is not offered for --jdbc-url: query the table (see docs/jdbc.md)");
     }
     if (list ? !args.positional().isEmpty() : args.positional().size() != 1) {
       throw new Args.UsageException(list ? "list takes no lock name (--kind narrows it to one kind)"
@@ -491,8 +489,10 @@ final class OperatorCommand {
      * @param anyKey stop at the first Locksmith key instead of collecting up to {@code limit} locks
      */
     Scan scan(int limit, Duration budget, boolean anyKey) {
-      if (client instanceof JdbcLockClient jdbc) { // only the "any row?" probe: list is Redis-only
-        return new Scan(List.of(), jdbc.namespaceRows(), End.FINISHED, true, List.of());
+      if (client instanceof JdbcLockClient jdbc) { // one query over the tables instead of a key walk
+        LockScan.Result r = anyKey ? new LockScan.Result(List.of(), jdbc.namespaceRows(), End.FINISHED)
+            : JdbcLockScan.locks(jdbc, limit);
+        return new Scan(r.locks(), r.traces(), r.end(), true, List.of());
       }
       if (client instanceof ZooKeeperLockClient zk) { // lock parents instead of keys
         LockScan.Result r = anyKey ? ZooKeeperLockScan.anyKey(zk, budget)

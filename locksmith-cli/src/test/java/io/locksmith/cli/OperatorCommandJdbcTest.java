@@ -15,7 +15,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** {@code locksmith inspect|unlock --jdbc-url}: against an H2 database held by a real JDBC lock client. */
+/** {@code locksmith inspect|list|unlock --jdbc-url}: against an H2 database held by a real JDBC lock client. */
 class OperatorCommandJdbcTest {
   private final ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
   private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
@@ -66,6 +66,34 @@ class OperatorCommandJdbcTest {
   }
 
   @Test
+  void listShowsEveryHeldLockAndSemaphoreOfTheNamespaceAndStopsAtTheLimit() throws Exception {
+    String url = h2.jdbcUrl() + ";USER=sa";
+    Lease invoice = app.lock("invoice-42").acquire();
+    Lease report = app.lock("report").acquire();
+    Lease permit = app.semaphore("exports", 2).acquire();
+    Lease released = app.lock("released").acquire();
+    released.release();
+    try (JdbcLockClient other = JdbcLockClient.builder().dataSource(h2.dataSource()).table("app_locks")
+        .options(io.locksmith.ClientOptions.builder().namespace("other").build()).build()) {
+      other.lock("elsewhere").acquire();
+      assertThat(run("list", "--jdbc-url", url, "--table", "app_locks")).isZero();
+      assertThat(out()).contains("invoice-42", "report", "exports", invoice.fencingToken() + "",
+          permit.fencingToken() + "", "3 holds").doesNotContain("released", "elsewhere");
+      assertThat(run("list", "--jdbc-url", url, "--table", "app_locks", "--kind", "semaphore")).isZero();
+      assertThat(out()).contains("exports").doesNotContain("invoice-42");
+      assertThat(run("list", "--jdbc-url", url, "--table", "app_locks", "--limit", "1")).isZero();
+      assertThat(out()).contains("invoice-42", "stopped at --limit 1").doesNotContain("report");
+    }
+    report.release();
+    invoice.release();
+    permit.release();
+    assertThat(run("list", "--jdbc-url", url, "--table", "app_locks")).isZero();
+    assertThat(out()).contains("nothing held");
+    assertThat(run("list", "--jdbc-url", url, "--table", "app_locks", "--namespace", "nobody"))
+        .isEqualTo(OperatorCommand.NOT_THERE);
+  }
+
+  @Test
   void aNamespaceWithoutRowsAndBadInputAreToldApart() {
     String url = h2.jdbcUrl() + ";USER=sa";
     assertThat(run("inspect", "--jdbc-url", url, "--table", "app_locks", "--namespace", "other", "x"))
@@ -73,7 +101,7 @@ class OperatorCommandJdbcTest {
     assertThat(out()).contains("no Locksmith keys under namespace 'other'");
     assertThat(run("inspect", "--jdbc-url", url, "--table", "missing_table", "x")).isEqualTo(3);
     assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("missing_table", "CREATE TABLE");
-    assertThat(run("list", "--jdbc-url", url)).isEqualTo(2);
+    assertThat(run("list", "--jdbc-url", url, "x")).as("list takes no name").isEqualTo(2);
     assertThat(run("inspect", "--uri", "redis://localhost:1", "--table", "t", "x")).isEqualTo(2);
     assertThat(run("inspect", "--jdbc-url", "postgres://x", "x")).isEqualTo(2);
   }

@@ -189,6 +189,13 @@ final class DegradableLock implements ThreadLockView {
     } catch (RuntimeException e) {
       log.warn("a degradation listener threw; ignored", e);
     }
+    client.options().observer().ifPresent(o -> {
+      try {
+        o.degradedGrant(name(), cause);
+      } catch (RuntimeException e) {
+        log.warn("lock observer {} failed on a degraded grant of '{}'", o, name(), e);
+      }
+    });
   }
 
   private void backendGranted() {

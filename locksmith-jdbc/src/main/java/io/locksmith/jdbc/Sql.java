@@ -97,6 +97,14 @@ final class Sql {
   /** ns. */
   final String purgeWaiters;
 
+  // ---------------------------------------------------------------- operators' walk (JdbcLockScan)
+  /** ns → the names of the held exclusive locks, in name order. */
+  final String listLocks;
+  /** ns → the names of the semaphores with a live permit, in name order. */
+  final String listSemaphores;
+  /** PostgreSQL: ns → kind, name of each lock with a live waiter registration; else null. */
+  final String listWaited;
+
   Sql(JdbcDialect dialect, String table) {
     this.dialect = dialect;
     this.table = table;
@@ -238,6 +246,12 @@ final class Sql {
     permitsForce = "DELETE FROM " + p + " WHERE " + pkey;
     permitOwners = "SELECT owner FROM " + p + " WHERE " + pkey + " AND expires_at > " + now;
     purgePermits = "DELETE FROM " + p + " WHERE namespace = ? AND expires_at < " + now + " - ?";
+    listLocks = "SELECT lock_name FROM " + t + " WHERE namespace = ? AND kind = 'L' AND owner IS NOT NULL"
+        + " AND expires_at > " + now + " ORDER BY lock_name";
+    listSemaphores = "SELECT DISTINCT lock_name FROM " + p + " WHERE namespace = ? AND expires_at > " + now
+        + " ORDER BY lock_name";
+    listWaited = dialect != JdbcDialect.POSTGRESQL ? null
+        : "SELECT DISTINCT kind, lock_name FROM " + w + " WHERE namespace = ? AND expires_at > " + now;
   }
 
   /**

@@ -30,11 +30,14 @@ import java.util.regex.Pattern;
  *   <li>{@value #TRANSITIONS} (counter): leases that became {@code uncertain} or {@code lost} (tag
  *       {@code state});
  *   <li>{@value #STALE_WRITES} (counter): stale writes a fence rejected, counted by
- *       {@link #staleWriteRejected(String)}.
+ *       {@link #staleWriteRejected(String)};
+ *   <li>{@value #DEGRADED} (counter): grants made by the JVM-local fallback of a lock with a {@link
+ *       io.locksmith.DegradationPolicy} while its backend was unreachable (leases that are {@linkplain
+ *       Lease#isDegraded() degraded} and carry no fencing token): alert on any increase.
  * </ul>
  *
- * <p>Every meter has the tags {@code backend}, {@code client} and (except the gauge and the stale-write
- * counter) {@code kind}. Lock names are not a tag unless {@link Builder#nameTagPatterns(List)} opts in: a
+ * <p>Every meter has the tags {@code backend}, {@code client} and (except the gauge, the stale-write and
+ * the degraded-grant counters) {@code kind}. Lock names are not a tag unless {@link Builder#nameTagPatterns(List)} opts in: a
  * name matching one of the patterns is the {@code name} tag's value, any other name gives {@code other}.
  *
  * <p>Thread-safe. Meters are created on first use and cached by Micrometer.
@@ -51,6 +54,8 @@ public final class LocksmithMetrics implements LockObserver {
   public static final String TRANSITIONS = "locksmith.lease.transitions";
   /** Stale writes rejected counter. */
   public static final String STALE_WRITES = "locksmith.fence.rejected";
+  /** Counter: degraded grants, made locally while the backend was unreachable. */
+  public static final String DEGRADED = "locksmith.acquire.degraded";
 
   private final MeterRegistry registry;
   private final Tags base;
@@ -107,6 +112,12 @@ public final class LocksmithMetrics implements LockObserver {
     if (lease != null && live.putIfAbsent(lease, new Held(System.nanoTime(), tags)) == null) {
       held.incrementAndGet();
     }
+  }
+
+  @Override
+  public void degradedGrant(String lockName, io.locksmith.BackendUnavailableException cause) {
+    Counter.builder(DEGRADED).tags(base.and(nameTag(lockName))).description("Grants made by the JVM-local"
+        + " fallback while the backend was unreachable").register(registry).increment();
   }
 
   @Override

@@ -98,4 +98,28 @@ class LocksmithMetricsTest {
     assertThat(registry.get(LocksmithMetrics.ACQUIRE).tags("name", "other").timer().count()).isEqualTo(1);
     assertThat(registry.get(LocksmithMetrics.STALE_WRITES).tags("name", "other").counter().count()).isEqualTo(1.0);
   }
+
+  @Test
+  void degradedGrantsAreCountedWithoutWiringAListener() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    LocksmithMetrics metrics = LocksmithMetrics.builder(registry).backend("in-jvm").build();
+    InJvmLockServer server = new InJvmLockServer();
+    LockClient client = server.newClient(ClientOptions.builder().observer(metrics).build());
+    io.locksmith.LockOptions efficiency = io.locksmith.LockOptions.builder()
+        .degradation(io.locksmith.DegradationPolicy.localFallback()).build();
+    try {
+      client.lock("report", efficiency).acquire(Duration.ZERO).release();
+      assertThat(registry.find(LocksmithMetrics.DEGRADED).counter()).as("not while the backend answers").isNull();
+      server.setReachable(false);
+      Lease degraded = client.lock("report", efficiency).acquire(Duration.ofSeconds(5));
+      assertThat(degraded.isDegraded()).isTrue();
+      degraded.release();
+      assertThat(registry.get(LocksmithMetrics.DEGRADED).tags("backend", "in-jvm").counter().count()).isEqualTo(1.0);
+      server.setReachable(true);
+      client.lock("report", efficiency).acquire(Duration.ofSeconds(5)).release();
+      assertThat(registry.get(LocksmithMetrics.DEGRADED).counter().count()).as("the backend is used again").isEqualTo(1.0);
+    } finally {
+      client.close();
+    }
+  }
 }

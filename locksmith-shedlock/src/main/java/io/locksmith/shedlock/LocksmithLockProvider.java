@@ -147,7 +147,14 @@ public final class LocksmithLockProvider implements ExtensibleLockProvider, Auto
       return true;
     }
 
-    void releaseNow() {
+    /**
+     * Releases the lease now. Synchronized so that a caller told "expired" never returns while the timer's
+     * release of the same lease is still on its way to the backend.
+     */
+    synchronized void releaseNow() {
+      if (release != null) {
+        release.cancel(false);
+      }
       try {
         lease.release();
       } catch (LockException e) {
@@ -171,17 +178,26 @@ public final class LocksmithLockProvider implements ExtensibleLockProvider, Auto
 
     @Override
     protected void doUnlock() {
+      forget();
+      // before lockAtLeastFor has passed the lock stays taken until then; after it, releaseAt frees it now
+      held.releaseAt(lockConfiguration.getLockAtLeastUntil());
+    }
+
+    /** The calling thread's job no longer runs under this lease. */
+    private void forget() {
       if (CURRENT.get() == held.lease) {
         CURRENT.remove();
       }
-      // before lockAtLeastFor has passed the lock stays taken until then; after it, releaseAt frees it now
-      held.releaseAt(lockConfiguration.getLockAtLeastUntil());
     }
 
     @Override
     protected Optional<SimpleLock> doExtend(LockConfiguration extended) {
       if (!ClockProvider.now().isBefore(lockConfiguration.getLockAtMostUntil()) || !held.usable()) {
-        return Optional.empty(); // expired (or lost): the lock may already be someone else's
+        // expired (or lost): the timer's release may not have run yet (it counts on its own clock), so
+        // release here, before answering, for "cannot extend" to mean "free" as ShedLock's callers expect
+        held.releaseNow();
+        forget();
+        return Optional.empty(); // and this handle is spent (AbstractSimpleLock): nobody unlocks it
       }
       if (!held.releaseAt(extended.getLockAtMostUntil())) {
         return Optional.empty();

@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.LockClient;
 import io.locksmith.injvm.InJvmLockServer;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.ZoneOffset;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -15,6 +18,7 @@ import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.LockingTaskExecutor;
+import net.javacrumbs.shedlock.core.SimpleLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -63,6 +67,30 @@ class LocksmithLockProviderTest {
       }, job("nightly-report"));
       assertThat(ranOnB).as("runs once the first run is over").isTrue();
       assertThat(tokens.get(1).getAsLong()).as("a later run's token is larger").isGreaterThan(tokens.get(0).getAsLong());
+    }
+  }
+
+  /**
+   * An extend refused because lockAtMostFor has passed means the lock is free: ShedLock's clock and the
+   * adapter's release timer are different clocks, so the refusal must not rely on the timer having run
+   * (CI saw the lock still held 94 ms before its lease end right after such a refusal).
+   */
+  @Test
+  void anExtendRefusedAsExpiredLeavesTheLockFree() {
+    InJvmLockServer server = new InJvmLockServer();
+    Clock wall = Clock.systemUTC();
+    try (LockClient client = server.newClient(); LockClient operator = server.newClient();
+        LocksmithLockProvider provider = new LocksmithLockProvider(client)) {
+      ClockProvider.setClock(Clock.fixed(wall.instant(), ZoneOffset.UTC));
+      Optional<SimpleLock> lock = provider.lock(job("expiring-job"));
+      assertThat(lock).isPresent();
+      // lockAtMostFor (10 s) has passed by ShedLock's clock, while the release timer has 10 s to go
+      ClockProvider.setClock(Clock.fixed(wall.instant().plusSeconds(11), ZoneOffset.UTC));
+      assertThat(lock.get().extend(Duration.ofSeconds(10), Duration.ZERO)).as("expired: cannot extend").isEmpty();
+      assertThat(operator.inspect("expiring-job")).as("and is free at once").isEmpty();
+      assertThat(LocksmithLockProvider.currentFencingToken()).as("no job runs under it any more").isEmpty();
+    } finally {
+      ClockProvider.setClock(wall);
     }
   }
 }

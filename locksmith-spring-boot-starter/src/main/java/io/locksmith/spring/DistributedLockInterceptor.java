@@ -124,7 +124,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
       lock.unlock();
     } catch (RuntimeException e) {
       org.slf4j.LoggerFactory.getLogger(DistributedLockInterceptor.class)
-          .warn("@DistributedLock: releasing lock '{}' after the call failed: {}", lockName, e.toString());
+          .warn("@DistributedLock: could not release lock '{}' after the call returned (the call's outcome stands): {}", lockName, e.toString());
     }
   }
 

@@ -34,10 +34,14 @@ class DistributedLockThreadsTest {
   public static class Counter {
     private final AtomicInteger inside = new AtomicInteger();
     private final AtomicInteger maxInside = new AtomicInteger();
+    private final AtomicInteger onVirtualThreads = new AtomicInteger();
     private int calls; // guarded by the distributed lock only
 
     @DistributedLock(name = "counter")
     public void increment() {
+      if (isVirtual(Thread.currentThread())) {
+        onVirtualThreads.incrementAndGet();
+      }
       int now = inside.incrementAndGet();
       maxInside.accumulateAndGet(now, Math::max);
       Thread.yield();
@@ -51,6 +55,18 @@ class DistributedLockThreadsTest {
 
     public int maxInside() {
       return maxInside.get();
+    }
+
+    public int onVirtualThreads() {
+      return onVirtualThreads.get();
+    }
+  }
+
+  private static boolean isVirtual(Thread thread) {
+    try {
+      return (Boolean) Thread.class.getMethod("isVirtual").invoke(thread);
+    } catch (ReflectiveOperationException beforeJava21) {
+      return false;
     }
   }
 
@@ -74,7 +90,13 @@ class DistributedLockThreadsTest {
    */
   @Test
   void aThreadPerCallIsExcludedOnVirtualThreadsWhereTheJdkHasThem() {
-    runner.run(ctx -> hammer(ctx.getBean(Counter.class), threadPerTask()));
+    runner.run(ctx -> {
+      Counter counter = ctx.getBean(Counter.class);
+      hammer(counter, threadPerTask());
+      // on JDK 21+ every call really ran on a virtual thread; on 17 none could
+      assertThat(counter.onVirtualThreads()).as("calls on virtual threads, JDK %d", Runtime.version().feature())
+          .isEqualTo(Runtime.version().feature() >= 21 ? CALLS : 0);
+    });
   }
 
   private static ExecutorService threadPerTask() throws Exception {

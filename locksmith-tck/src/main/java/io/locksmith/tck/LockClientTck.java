@@ -573,6 +573,10 @@ public abstract class LockClientTck extends ContractSuite {
     assertThatThrownBy(() -> lock(a, null)).isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> lock(a, "")).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> lock(a, "   ")).isInstanceOf(IllegalArgumentException.class);
+    for (String control : new String[] {"job\n1", "job\u0000", "job\u007f", "\tjob"}) {
+      assertThatThrownBy(() -> lock(a, control)).as("control character in %s", control.codePoints().boxed().toList())
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("control");
+    }
     assertThatThrownBy(() -> lock(a, "x".repeat(max + 1)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(String.valueOf(max));
     assertThat(lock(a, "x".repeat(max)).name()).hasSize(max);

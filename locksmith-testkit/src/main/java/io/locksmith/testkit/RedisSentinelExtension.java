@@ -10,7 +10,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * JUnit 5 extension giving a test class a {@link RedisSentinelGroup} of its own, for tests that fail the
  * master over: the group starts before the first test and is closed after the last (also when tests
  * fail), and before each test replication is thawed and every replica is awaited in sync with the
- * current master, so a test does not start on the debris of the previous one's failover.
+ * current master (re-pointed at it if the sentinels have not done so within {@link #SENTINELS_FIRST}), so a
+ * test does not start on the debris of the previous one's failover.
  *
  * <pre>{@code
  * @RegisterExtension static final RedisSentinelExtension SENTINEL = RedisSentinelExtension.withReplicas(2);
@@ -26,6 +27,13 @@ public final class RedisSentinelExtension implements BeforeAllCallback, AfterAll
      * was seen to take more than 30 s.
      */
     public static final Duration REPLICATION_WAIT = Duration.ofSeconds(90);
+
+    /**
+     * How long the sentinels get to restore the topology themselves before the extension re-points stray
+     * replicas ({@link RedisSentinelGroup#repointReplicas()}): CI once saw a replica follow another replica
+     * for the whole {@link #REPLICATION_WAIT}.
+     */
+    static final Duration SENTINELS_FIRST = Duration.ofSeconds(15);
 
     private final int replicas;
     private volatile RedisSentinelGroup group;
@@ -67,7 +75,12 @@ public final class RedisSentinelExtension implements BeforeAllCallback, AfterAll
     public void beforeEach(ExtensionContext context) {
         RedisSentinelGroup g = group();
         g.thawReplication();
-        g.awaitReplication(REPLICATION_WAIT);
+        try {
+            g.awaitReplication(SENTINELS_FIRST);
+        } catch (IllegalStateException slow) {
+            g.repointReplicas();
+            g.awaitReplication(REPLICATION_WAIT);
+        }
     }
 
     @Override

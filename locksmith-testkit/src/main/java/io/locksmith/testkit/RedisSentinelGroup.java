@@ -282,6 +282,31 @@ public final class RedisSentinelGroup implements AutoCloseable {
     }
 
     /**
+     * Points every running data node other than the current {@linkplain #master() master} at the master
+     * ({@code REPLICAOF}) when it replicates from anywhere else or is a master itself, as the sentinels would
+     * with {@code +fix-slave-config} and {@code +convert-to-slave}. For test set-up after failovers: on a
+     * loaded machine the sentinels were seen to leave a replica following another replica (a restarted old
+     * master) for more than 90 s.
+     *
+     * @return the nodes that were re-pointed
+     * @throws IllegalStateException if the group was closed, or as {@link #master()}
+     * @throws java.io.UncheckedIOException if a node cannot be asked or told
+     */
+    public synchronized List<RedisServer> repointReplicas() {
+        ensureOpen();
+        RedisServer master = master();
+        List<RedisServer> repointed = new ArrayList<>();
+        for (RedisServer node : replicas()) {
+            Map<String, String> info = TopologySupport.info(node, "replication");
+            if (!"slave".equals(info.get("role")) || !String.valueOf(master.port()).equals(info.get("master_port"))) {
+                node.command("REPLICAOF", master.host(), Integer.toString(master.port()));
+                repointed.add(node);
+            }
+        }
+        return repointed;
+    }
+
+    /**
      * Kills the current {@linkplain #master() master} with {@code SIGKILL} (nothing more reaches the replicas)
      * and remembers it as the master that {@link #awaitFailover(Duration)} waits to see replaced. The killed
      * node stays down.

@@ -82,6 +82,20 @@ class RedisSentinelGroupTest {
     }
 
     @Test
+    void aStrayReplicaIsPointedBackAtTheMaster() {
+        RedisServer master = group.master();
+        RedisServer stray = group.replicas().get(0);
+        // as a restarted old master comes back: a master of its own, which other replicas may follow
+        stray.command("REPLICAOF", "NO", "ONE");
+        assertThat(group.repointReplicas()).as("re-pointed (unless a sentinel was quicker)").isSubsetOf(stray);
+        String key = "repointed-" + System.nanoTime();
+        master.command("SET", key, "v");
+        group.awaitReplication(REPLICATION_BOUND);
+        assertThat(stray.command("GET", key)).isEqualTo("v");
+        assertThat(group.repointReplicas()).as("nothing left to re-point").isEmpty();
+    }
+
+    @Test
     void frozenReplicationKeepsWritesOffTheReplicasUntilThawed() {
         String key = "frozen-" + System.nanoTime();
         RedisServer master = group.master();
