@@ -169,12 +169,23 @@ final class Acquisition {
       return false;
     }
     synchronized (this) { // pairs with nextRound's phase change and timer assignment
-      if (result.isDone() || !phase.compareAndSet(WAITING, HANDED_OFF)) {
+      if (!phase.compareAndSet(WAITING, HANDED_OFF)) {
+        return false;
+      }
+      // published before the check below, as send() does: a close() or finish() that completes the result
+      // after this point waits for the hand-off's outcome (and gives its grant back); one that completed
+      // it before is seen here, and nothing is claimed
+      CompletableFuture<?> previous = round;
+      CompletableFuture<Void> handOff = new CompletableFuture<>();
+      handOffRound = handOff;
+      round = handOff;
+      if (result.isDone()) {
+        round = previous;
+        phase.set(WAITING);
+        handOff.complete(null);
         return false;
       }
       cancelTimer();
-      handOffRound = new CompletableFuture<>();
-      round = handOffRound; // close() and finish() wait for the hand-off's outcome
     }
     return true;
   }
@@ -202,7 +213,11 @@ final class Acquisition {
         if (result.isDone()) {
           client.track(client.giveBackUnanswered(ops, name, owner)); // finish() may have run before
         } else {
-          send();
+          // the release carrying the hand-off got no answer: an outage, handled as a failed round of this
+          // acquisition's own (retried with backoff within the wait, or the end of the wait)
+          onFailure(failure instanceof RuntimeException re ? re
+              : new io.locksmith.BackendUnavailableException("lock '" + name + "': the hand-off got no answer",
+                  failure), true);
         }
       } else if (grant != null) {
         noteReply(grant);
@@ -221,6 +236,8 @@ final class Acquisition {
         } else {
           nextRound(Math.min(backstop, remaining));
         }
+      } else if (remainingNanos() <= 0) {
+        result.complete(Optional.empty()); // the wait ran out while the hand-off was on its way
       } else {
         send();
       }

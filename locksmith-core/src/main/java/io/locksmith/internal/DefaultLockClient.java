@@ -933,6 +933,7 @@ public final class DefaultLockClient implements LockClient {
       handOffOver(lease.lockName(), next, sentAt, null, null);
       throw e;
     }
+    track(reply); // close() lets it land: a grant it carries for a waiter that gave up is given back
     reply.whenComplete((r, failure) -> {
       Throwable cause = failure == null ? null : Futures.unwrap(failure);
       try {

@@ -237,6 +237,40 @@ class RedisLocalHandOffTest {
   }
 
   /** A thread acquiring with a wait, whose parking shows that it waits. */
+  /**
+   * A claimed waiter's own deadline timer is cancelled; if the release that carries its hand-off gets no
+   * answer, the waiter must still end within its wait plus one command timeout (architecture.md's bound),
+   * not send another round first (a reviewer found it did: wait plus two command timeouts).
+   */
+  @Test
+  void aHandOffThatGetsNoAnswerEndsTheWaitWithinItsBound() throws Exception {
+    Duration command = Duration.ofSeconds(1);
+    Duration wait = Duration.ofSeconds(1);
+    RedisServer server = server();
+    String name = "hand-off-unanswered";
+    try (RedisLockClient locks = RedisLockClient.builder().uri(server.uri()).commandTimeout(command).build()) {
+      Lease held = locks.lock(name, LockOptions.watched(Duration.ofSeconds(30))).acquire();
+      long started = System.nanoTime();
+      Waiter waiting = Waiter.start(() -> locks.lock(name, LockOptions.watched(Duration.ofSeconds(30))).acquire(wait));
+      waiting.awaitParked();
+      // the subject is the bound: release late in the wait, so that one more round would overrun it
+      long releaseAt = started + TimeUnit.MILLISECONDS.toNanos(800);
+      Thread.sleep(Math.max(0, TimeUnit.NANOSECONDS.toMillis(releaseAt - System.nanoTime())));
+      server.pause();
+      try {
+        held.releaseAsync(); // the hand-off reaches a server that does not answer
+        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> waiting.result.get(10, TimeUnit.SECONDS));
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+        assertThat(failure).as("no lock while the server does not answer").isNotNull()
+            .hasCauseInstanceOf(io.locksmith.BackendUnavailableException.class);
+        assertThat(tookMillis).as("ended within wait + one command timeout (+ 400 ms slack)")
+            .isLessThan(wait.plus(command).toMillis() + 400);
+      } finally {
+        server.resume();
+      }
+    }
+  }
+
   private static final class Waiter {
     final CompletableFuture<Lease> result = new CompletableFuture<>();
     final Thread thread;
