@@ -63,6 +63,9 @@ public final class Bench {
           nodes.add(link(node, settings, owned, serverOf));
         }
       }
+      if (settings.processes() > 1) {
+        return MultiProcessBench.run(settings, uri, serverOf.get(uri), version, progress);
+      }
       Map<LockImpl, List<String>> impls = implementations(settings, uri, nodes, owned);
       impls.replaceAll((impl, servers) -> servers.stream().map(serverOf::get).toList());
       return measure(settings, impls, version, progress,
@@ -100,8 +103,11 @@ public final class Bench {
     return via;
   }
 
-  /** Each implementation with the server URIs its commands go to (for MONITOR). */
-  private static Map<LockImpl, List<String>> implementations(BenchSettings s, String uri, List<String> nodes,
+  /**
+   * Each implementation with the server URIs its commands go to (for MONITOR): Locksmith first, then the
+   * peers in the order given. A multi-process run's child JVMs build the same list.
+   */
+  static Map<LockImpl, List<String>> implementations(BenchSettings s, String uri, List<String> nodes,
       List<AutoCloseable> owned) {
     Map<LockImpl, List<String>> impls = new LinkedHashMap<>();
     java.util.function.BiConsumer<LockImpl, List<String>> add = (impl, servers) -> {
@@ -196,6 +202,22 @@ public final class Bench {
     if (servers.isEmpty()) {
       return null; // not Redis: no MONITOR
     }
+    return monitored(servers, rtt, () -> sample.run(impl, nanos, false));
+  }
+
+  /** Cycles that a sample run completes, counted by its caller. */
+  @FunctionalInterface
+  interface SampleRun {
+    long run() throws Exception;
+  }
+
+  /**
+   * Runs {@code sample} with MONITOR on every server and divides the commands and PUBLISHes seen by the
+   * cycles it reports.
+   *
+   * @return commands and PUBLISHes per cycle, or null if MONITOR is not allowed or no cycle completed
+   */
+  static double[] monitored(List<String> servers, Duration rtt, SampleRun sample) throws Exception {
     List<Monitor> monitors = new ArrayList<>();
     try {
       for (String server : servers) {
@@ -203,7 +225,7 @@ public final class Bench {
         monitors.add(new Monitor(u.getHost(), u.getPort()));
       }
       monitors.forEach(Monitor::start);
-      long cycles = sample.run(impl, nanos, false);
+      long cycles = sample.run();
       if (!rtt.isZero()) {
         // commands the last cycle sent without waiting for (Redlock's late nodes) may still be in a proxy
         TimeUnit.NANOSECONDS.sleep(rtt.toNanos());

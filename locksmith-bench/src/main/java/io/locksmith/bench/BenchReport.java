@@ -15,15 +15,25 @@ import java.util.Locale;
  * @param redisVersion version of the server measured against
  * @param machine processors and JVM, for the record
  * @param results one per implementation, in the order they were given
+ * @param processes JVMs the threads ran in ({@code threads} in each); 1 for a run in one JVM
  */
 public record BenchReport(Scenario scenario, int threads, Integer readers, long durationMillis, long rttMicros,
-    String redisVersion, String machine, List<BenchResult> results) {
+    String redisVersion, String machine, List<BenchResult> results, int processes) {
+
+  /** A run in one JVM. */
+  public BenchReport(Scenario scenario, int threads, Integer readers, long durationMillis, long rttMicros,
+      String redisVersion, String machine, List<BenchResult> results) {
+    this(scenario, threads, readers, durationMillis, rttMicros, redisVersion, machine, results, 1);
+  }
 
   /** @return the JSON document: {@code {"scenario": …, "results": [{"impl": …, …}, …], …}} */
   public String toJson() {
     StringBuilder b = new StringBuilder();
     b.append("{\n  \"scenario\": \"").append(scenario.cliName()).append("\",\n");
     b.append("  \"threads\": ").append(threads).append(",\n");
+    if (processes > 1) {
+      b.append("  \"processes\": ").append(processes).append(",\n");
+    }
     if (readers != null) {
       b.append("  \"readers\": ").append(readers).append(",\n");
     }
@@ -46,6 +56,11 @@ public record BenchReport(Scenario scenario, int threads, Integer readers, long 
       field(b, "minThreadOps", r.minThreadOps());
       field(b, "maxThreadOps", r.maxThreadOps());
       field(b, "abandonedWaits", r.abandonedWaits());
+      if (r.processOps() != null) {
+        field(b, "minProcessOps", r.minProcessOps());
+        field(b, "maxProcessOps", r.maxProcessOps());
+        b.append(", \"processOps\": ").append(r.processOps());
+      }
       if (r.sides() != null) {
         b.append(", \"reads\": ");
         side(b, r.sides().reads());
@@ -82,8 +97,9 @@ public record BenchReport(Scenario scenario, int threads, Integer readers, long 
   /** @return a fixed-width table for a terminal */
   public String toTable() {
     StringBuilder b = new StringBuilder();
-    b.append(String.format(Locale.ROOT, "scenario %s, %d thread(s), %d ms measured per implementation, "
-        + "%s, %s%s%n", scenario.cliName(), threads, durationMillis,
+    b.append(String.format(Locale.ROOT, "scenario %s, %s thread(s), %d ms measured per implementation, "
+        + "%s, %s%s%n", scenario.cliName(), processes > 1 ? processes + " JVMs × " + threads : Integer.toString(threads),
+        durationMillis,
         // a database or ZooKeeper run names its server itself (a ZooKeeper run's cmds/op are requests and
         // its pubs/op watch notifications)
         redisVersion.startsWith("PostgreSQL") || redisVersion.startsWith("MariaDB")
@@ -110,6 +126,12 @@ public record BenchReport(Scenario scenario, int threads, Integer readers, long 
       if (r.sides() != null) {
         b.append(String.format(Locale.ROOT, "%-22s %s%n%-22s %s%n", r.impl(), sideLine("reads ", r.sides().reads()),
             "", sideLine("writes", r.sides().writes())));
+      }
+    }
+    for (BenchResult r : results) {
+      if (r.processOps() != null) {
+        b.append(String.format(Locale.ROOT, "%-22s cycles per JVM %s, min/max per JVM %d/%d%n", r.impl(),
+            r.processOps(), r.minProcessOps(), r.maxProcessOps()));
       }
     }
     for (BenchResult r : results) {

@@ -1,5 +1,7 @@
 package io.locksmith.bench;
 
+import java.util.List;
+
 /**
  * What one implementation achieved in one scenario. Fields that do not apply are null.
  *
@@ -17,10 +19,36 @@ package io.locksmith.bench;
  * @param maxThreadOps most cycles any thread completed
  * @param abandonedWaits threads still waiting 2 s after a measured window closed (they gave up)
  * @param sides the rw-mix scenario: the read side and the write side on their own; null otherwise
+ * @param processOps a run in several JVMs: the cycles each JVM completed, all its threads together, in
+ *     process order; null for a run in one JVM
  */
 public record BenchResult(String impl, double opsPerSec, Double p50Micros, Double p99Micros,
     Double acquireP50Micros, Double serverCommandsPerOp, Double wakeupsPerOp, Double handoffP50Micros, Double handoffP99Micros,
-    Long minThreadOps, Long maxThreadOps, long abandonedWaits, Sides sides) {
+    Long minThreadOps, Long maxThreadOps, long abandonedWaits, Sides sides, List<Long> processOps) {
+
+  /** @throws NullPointerException if {@code impl} or an element of {@code processOps} is null */
+  public BenchResult {
+    java.util.Objects.requireNonNull(impl, "impl");
+    processOps = processOps == null ? null : List.copyOf(processOps);
+  }
+
+  /** Results of a run in one JVM. */
+  public BenchResult(String impl, double opsPerSec, Double p50Micros, Double p99Micros, Double acquireP50Micros,
+      Double serverCommandsPerOp, Double wakeupsPerOp, Double handoffP50Micros, Double handoffP99Micros,
+      Long minThreadOps, Long maxThreadOps, long abandonedWaits, Sides sides) {
+    this(impl, opsPerSec, p50Micros, p99Micros, acquireP50Micros, serverCommandsPerOp, wakeupsPerOp,
+        handoffP50Micros, handoffP99Micros, minThreadOps, maxThreadOps, abandonedWaits, sides, null);
+  }
+
+  /** @return the fewest cycles any JVM completed (0 = a starved JVM), or null for a run in one JVM */
+  public Long minProcessOps() {
+    return processOps == null ? null : processOps.stream().mapToLong(Long::longValue).min().orElse(0);
+  }
+
+  /** @return the most cycles any JVM completed, or null for a run in one JVM */
+  public Long maxProcessOps() {
+    return processOps == null ? null : processOps.stream().mapToLong(Long::longValue).max().orElse(0);
+  }
 
   /** Results without sides (every scenario but rw-mix). */
   public BenchResult(String impl, double opsPerSec, Double p50Micros, Double p99Micros, Double acquireP50Micros,

@@ -34,9 +34,16 @@ import java.util.Objects;
  * @param hold for the segmented scenario: the work a sale does while it holds its segment's lock, between
  *     reading the segment and writing it back (the order being recorded; simulated by sleeping, so it
  *     costs no processor), 0 to 100 ms
+ * @param processes JVMs the threads run in: 1 runs everything in this JVM; more (hot-key only, 2 to 16)
+ *     starts that many child JVMs on this JVM's class path, each running {@code threads} threads of every
+ *     implementation against the same server, the slices alternating in step across them
  */
 public record BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads,
-    String uri, List<String> nodes, Duration rtt, double readRatio, List<Integer> segments, Duration hold) {
+    String uri, List<String> nodes, Duration rtt, double readRatio, List<Integer> segments, Duration hold,
+    int processes) {
+  /** The most child JVMs a multi-process run starts. */
+  public static final int MAX_PROCESSES = 16;
+
   /** The share of reading threads in the rw-mix scenario unless told otherwise. */
   public static final double DEFAULT_READ_RATIO = 0.8;
   /** The segment counts compared by default. */
@@ -54,7 +61,9 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
    *     node list that is not empty and not 5 long, or an rtt that is negative, over 100 ms (Redlock's
    *     default node timeout is 250 ms), or given with more than one thread or with a URI that is not
    *     a plain {@code redis://host[:port]} (the proxy stands in for one server, without TLS); a read
-   *     ratio not strictly between 0 and 1, or rw-mix with fewer than 2 threads (one of each side)
+   *     ratio not strictly between 0 and 1, or rw-mix with fewer than 2 threads (one of each side); processes
+   *     under 1 or over {@link #MAX_PROCESSES}, or more than one with another scenario than hot-key or with an
+   *     rtt
    */
   public BenchSettings {
     Objects.requireNonNull(scenario, "scenario");
@@ -111,6 +120,22 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
     if (hold.isNegative() || hold.compareTo(Duration.ofMillis(100)) > 0) {
       throw new IllegalArgumentException("hold must be between 0 and 100ms, was " + hold);
     }
+    if (processes < 1 || processes > MAX_PROCESSES) {
+      throw new IllegalArgumentException("processes must be between 1 and " + MAX_PROCESSES + ", was " + processes);
+    }
+    if (processes > 1 && scenario != Scenario.HOT_KEY) {
+      throw new IllegalArgumentException("several processes apply to the hot-key scenario only, not "
+          + scenario.cliName());
+    }
+    if (processes > 1 && !rtt.isZero()) {
+      throw new IllegalArgumentException("several processes cannot be combined with an rtt (one thread only)");
+    }
+  }
+
+  /** Settings in one JVM. */
+  public BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads, String uri,
+      List<String> nodes, Duration rtt, double readRatio, List<Integer> segments, Duration hold) {
+    this(scenario, against, duration, threads, uri, nodes, rtt, readRatio, segments, hold, 1);
   }
 
   /** Settings with the segmented scenario's defaults. */

@@ -127,8 +127,9 @@ class BenchSmokeTest {
     for (BenchResult r : report.results()) {
       assertThat(r.opsPerSec()).as(r.impl() + " sales/s").isPositive();
       assertThat(r.p99Micros()).as(r.impl() + " p99").isGreaterThanOrEqualTo(r.p50Micros());
-      // a sale: acquire, read, write, release at least (and tries of busy segments)
-      assertThat(r.serverCommandsPerOp()).as(r.impl() + " commands per sale").isGreaterThanOrEqualTo(4.0);
+      // a sale: read and write, and its grant and release, which are one command when a release hands the
+      // segment's lock to a thread of the same client waiting for it (issue 16): at least 3
+      assertThat(r.serverCommandsPerOp()).as(r.impl() + " commands per sale").isGreaterThanOrEqualTo(3.0);
       assertThat(r.p50Micros()).as(r.impl() + " a sale includes the 5 ms hold").isGreaterThanOrEqualTo(5000);
     }
     assertThat(report.results().get(1).opsPerSec()).as("4 segments sell faster than 1")
@@ -174,5 +175,77 @@ class BenchSmokeTest {
     assertThatThrownBy(() -> new BenchSettings(Scenario.SEGMENTED, List.of(), Duration.ofSeconds(1), 0,
         null, List.of(), Duration.ZERO, BenchSettings.DEFAULT_READ_RATIO, List.of(1), Duration.ofSeconds(1)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("hold");
+  }
+
+  /**
+   * The hot key from several JVMs (issue 16): every child JVM runs every implementation, and the report
+   * has each JVM's cycles, the per-thread spread over all of them, and their sum as the throughput.
+   */
+  @Test
+  void theHotKeyFromSeveralJvmsReportsEveryJvmAndThread() throws Exception {
+    ByteArrayOutputStream progress = new ByteArrayOutputStream();
+    BenchReport report = Bench.run(new BenchSettings(Scenario.HOT_KEY, List.of("spring"), Duration.ofSeconds(1), 2,
+        null, List.of(), Duration.ZERO, BenchSettings.DEFAULT_READ_RATIO, BenchSettings.DEFAULT_SEGMENTS,
+        BenchSettings.DEFAULT_HOLD, 2), new PrintStream(progress, true, StandardCharsets.UTF_8));
+
+    assertThat(report.processes()).isEqualTo(2);
+    assertThat(report.results()).extracting(BenchResult::impl).containsExactly("locksmith", "spring");
+    for (BenchResult r : report.results()) {
+      assertThat(r.processOps()).as(r.impl() + " cycles per JVM").hasSize(2);
+      assertThat(r.minProcessOps()).as(r.impl() + ": no JVM starved").isPositive();
+      assertThat(r.minThreadOps()).as(r.impl() + ": no thread starved").isPositive();
+      assertThat(r.maxThreadOps()).isGreaterThanOrEqualTo(r.minThreadOps());
+      // every JVM's count lies between two of its threads' extremes
+      for (long perJvm : r.processOps()) {
+        assertThat(perJvm).isBetween(2 * r.minThreadOps(), 2 * r.maxThreadOps());
+      }
+      assertThat(r.opsPerSec()).isPositive();
+      assertThat(r.serverCommandsPerOp()).as(r.impl() + " commands per cycle").isGreaterThanOrEqualTo(1.0);
+      assertThat(r.handoffP50Micros()).as("not measurable across JVMs").isNull();
+    }
+    String json = report.toJson();
+    assertThat(json).contains("\"processes\": 2", "\"processOps\": [", "\"minProcessOps\"");
+    assertThat(report.toTable()).contains("2 JVMs × 2 thread(s)", "cycles per JVM");
+  }
+
+  /** Adding the JVMs up: sums, the spread over every thread, percentiles over every cycle, a round trip. */
+  @Test
+  void workerReportsAddUp() {
+    org.HdrHistogram.Histogram fast = new org.HdrHistogram.Histogram(3);
+    for (int i = 0; i < 99; i++) {
+      fast.recordValue(100_000); // 100 µs
+    }
+    org.HdrHistogram.Histogram slow = new org.HdrHistogram.Histogram(3);
+    slow.recordValue(10_000_000); // 10 ms
+    WorkerReport a = WorkerReport.decode(new WorkerReport(60, 0, 2_000_000_000L, new long[] {25, 35}, fast, fast)
+        .encode());
+    WorkerReport b = new WorkerReport(40, 1, 2_000_000_000L, new long[] {10, 30}, slow, slow);
+    assertThat(a.perThread()).containsExactly(25, 35);
+    assertThat(a.cycles().getTotalCount()).isEqualTo(99);
+
+    BenchResult r = WorkerReport.aggregate("x", List.of(a, b), new double[] {3.0, 1.0});
+
+    assertThat(r.opsPerSec()).isEqualTo(50.0); // 100 cycles in the same 2 s windows
+    assertThat(r.processOps()).containsExactly(60L, 40L);
+    assertThat(r.minProcessOps()).isEqualTo(40);
+    assertThat(r.maxProcessOps()).isEqualTo(60);
+    assertThat(r.minThreadOps()).isEqualTo(10);
+    assertThat(r.maxThreadOps()).isEqualTo(35);
+    assertThat(r.abandonedWaits()).isEqualTo(1);
+    assertThat(r.p50Micros()).isCloseTo(100.0, org.assertj.core.data.Offset.offset(1.0));
+    assertThat(r.p99Micros()).isCloseTo(100.0, org.assertj.core.data.Offset.offset(1.0));
+    assertThat(r.serverCommandsPerOp()).isEqualTo(3.0);
+    assertThatThrownBy(() -> WorkerReport.decode("1 2 3")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> WorkerReport.aggregate("x", List.of(), null)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void severalProcessesOnlyForTheHotKey() {
+    assertThatThrownBy(() -> new BenchSettings(Scenario.MANY_KEYS, List.of(), Duration.ofSeconds(1), 0, null,
+        List.of(), Duration.ZERO, 0.8, List.of(1), Duration.ZERO, 2)).hasMessageContaining("hot-key");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.HOT_KEY, List.of(), Duration.ofSeconds(1), 0, null,
+        List.of(), Duration.ZERO, 0.8, List.of(1), Duration.ZERO, 0)).hasMessageContaining("processes");
+    assertThatThrownBy(() -> new BenchSettings(Scenario.HOT_KEY, List.of(), Duration.ofSeconds(1), 0, null,
+        List.of(), Duration.ZERO, 0.8, List.of(1), Duration.ZERO, 17)).hasMessageContaining("processes");
   }
 }

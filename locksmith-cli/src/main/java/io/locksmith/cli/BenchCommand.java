@@ -78,7 +78,11 @@ final class BenchCommand {
           args.intValue("threads", 0, 1, 10_000), args.get("uri", null), list(args.get("nodes", "")),
           args.duration("rtt", Duration.ZERO), readRatio, counts(args.get("segments", null)),
           "0".equals(args.get("hold", null)) ? Duration.ZERO // no work under the lock at all
-              : args.duration("hold", BenchSettings.DEFAULT_HOLD));
+              : args.duration("hold", BenchSettings.DEFAULT_HOLD),
+          args.intValue("processes", 1, 1, BenchSettings.MAX_PROCESSES));
+      if (settings.processes() > 1 && zookeeper) {
+        throw new Args.UsageException("--processes applies to the Redis backend only");
+      }
     } catch (IllegalArgumentException e) {
       throw new Args.UsageException(e.getMessage());
     }

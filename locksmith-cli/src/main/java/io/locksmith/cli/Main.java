@@ -41,14 +41,15 @@ public final class Main {
       "        walks every node and shows a name found on any of them",
       "  bench --scenario uncontended|many-keys|hot-key|herd|redlock|rw-mix [--against raw,redisson,...]",
       "        [--duration 10s] [--threads N] [--uri redis://...] [--nodes uri,uri,uri,uri,uri] [--rtt 1ms]",
-      "        [--read-ratio 0.8] [--json FILE]",
+      "        [--read-ratio 0.8] [--processes N] [--json FILE]",
       "        Locksmith and its peers (raw, redisson, redisson-fair, redisson-fenced, spring; default",
       "        all) in one run, alternating, on an embedded Redis unless --uri (and --nodes) are given;",
       "        --rtt adds that round trip to every server link, as between hosts; rw-mix: that share of",
-      "        the threads only read (locksmith-rw: its read side), the others only write",
+      "        the threads only read (locksmith-rw: its read side), the others only write; hot-key with",
+      "        --processes N: N child JVMs of --threads threads each on the one name, per-JVM counts",
       "  bench --backend zookeeper --scenario uncontended|many-keys|hot-key|herd [--against curator,spring-zk]",
       "        [--duration 10s] [--threads N] [--uri zookeeper://...] [--json FILE]",
-      "        Locksmith's ZooKeeper backend and Curator's InterProcessMutex on the same (embedded unless",
+      "        Locksmith's ZooKeeper backend, Curator's InterProcessMutex and Spring's registry on the same (embedded unless",
       "        --uri) ZooKeeper server; server cost from its counters: requests and watch notifications",
       "        per cycle (getChildren per cycle in the progress lines)",
       "  bench --scenario segmented [--segments 1,5,20] [--hold 2ms] [--duration 10s] [--threads 64]",
@@ -107,7 +108,7 @@ public final class Main {
             Set.of("mode", "uri", "threads", "think", "max-run", "items"), Set.of()));
         case "bench" -> BenchCommand.run(new Args(argv, 1,
             Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "read-ratio",
-                "json", "segments", "hold", "backend"), Set.of()), out);
+                "json", "segments", "hold", "backend", "processes"), Set.of()), out);
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
             "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
             "help")), out);

@@ -45,6 +45,15 @@ final class Acquisition {
   private static final int WAITING = 0;
   private static final int IN_FLIGHT = 1;
   private static final int IN_FLIGHT_WOKEN = 2;
+  /**
+   * Claimed by a release of this client that hands the lock over to this acquisition in the same backend
+   * step ({@link #claimForHandOff}); no round of its own is sent until {@link #handOffDone} says how it
+   * ended. A wake-up meanwhile is remembered ({@link #HANDED_OFF_WOKEN}): the plain release a hand-off
+   * turned into may have woken this very waiter, and the lock is then kept for it.
+   */
+  private static final int HANDED_OFF = 3;
+  /** {@link #HANDED_OFF}, and a wake-up arrived meanwhile. */
+  private static final int HANDED_OFF_WOKEN = 4;
   /** Upper bound of the random delay before retrying after a grant that came too late. */
   private static final long LATE_GRANT_RETRY_MILLIS = 50;
   /** Retry delay after the first failed attempt; it doubles with each further failure in a row. */
@@ -87,6 +96,13 @@ final class Acquisition {
    * {@code close()} and {@link #finish} wait for it.
    */
   private volatile CompletableFuture<?> round = CompletableFuture.completedFuture(null);
+  /**
+   * Set once the backend refused an attempt and registered this waiter (a release wakes it); never set
+   * for an acquisition that waits locally only, behind a lease of its own client ({@link #startLocally}).
+   */
+  private volatile boolean registered;
+  /** The round of the hand-off this acquisition was last claimed for. */
+  private volatile CompletableFuture<Void> handOffRound;
 
   /** Completes with the lease, empty at the deadline, or exceptionally; may be cancelled. */
   final CompletableFuture<Optional<DefaultLease>> result = new CompletableFuture<>();
@@ -125,6 +141,111 @@ final class Acquisition {
     return waiterId;
   }
 
+  String name() {
+    return name;
+  }
+
+  LockOps ops() {
+    return ops;
+  }
+
+  String owner() {
+    return owner;
+  }
+
+  long leaseMillis() {
+    return options.leaseTime().toMillis();
+  }
+
+  /**
+   * Claims this acquisition for a local hand-off: only one that waits between rounds (refused, registered
+   * with the backend, not in flight) with an owner id of its own can be claimed, and only once; its
+   * backstop timer is cancelled. The claimer must call {@link #handOffDone} exactly once.
+   *
+   * @return whether it was claimed
+   */
+  boolean claimForHandOff() {
+    if (!freshOwner || waiterId == null) {
+      return false;
+    }
+    synchronized (this) { // pairs with nextRound's phase change and timer assignment
+      if (!phase.compareAndSet(WAITING, HANDED_OFF)) {
+        return false;
+      }
+      // published before the check below, as send() does: a close() or finish() that completes the result
+      // after this point waits for the hand-off's outcome (and gives its grant back); one that completed
+      // it before is seen here, and nothing is claimed
+      CompletableFuture<?> previous = round;
+      CompletableFuture<Void> handOff = new CompletableFuture<>();
+      handOffRound = handOff;
+      round = handOff;
+      if (result.isDone()) {
+        round = previous;
+        phase.set(WAITING);
+        handOff.complete(null);
+        return false;
+      }
+      cancelTimer();
+    }
+    return true;
+  }
+
+  /**
+   * The outcome of a hand-off this acquisition was claimed for: a grant becomes its lease as any grant
+   * does (a caller that gave up meanwhile gives it back); a plain release instead (the backend's turn for
+   * other clients) sends it back to waiting for a wake-up; a releaser that did not hold the lock, or no
+   * answer, is followed by a round of its own at once. A hand-off without an answer may have been applied: the round then finds the lock
+   * held by this owner and takes it as its grant, and an acquisition that ends without a lease gives the
+   * owner back ({@link DefaultLockClient#giveBackUnanswered}).
+   *
+   * @param sentAt when the release that carried the hand-off was sent (the grant's validity runs from it)
+   * @param releaserHeld whether the release found its lease still held (then a missing grant means the
+   *     lock was released plainly and another waiter woken)
+   * @param grant the grant, or null if none
+   * @param failure why the release got no answer, or null
+   */
+  void handOffDone(long sentAt, boolean releaserHeld, AcquireReply grant, Throwable failure) {
+    CompletableFuture<Void> handOff = handOffRound;
+    try {
+      boolean wokenMeanwhile = phase.getAndSet(IN_FLIGHT) == HANDED_OFF_WOKEN;
+      if (failure != null) {
+        unanswered = true;
+        if (result.isDone()) {
+          client.track(client.giveBackUnanswered(ops, name, owner)); // finish() may have run before
+        } else {
+          // the release carrying the hand-off got no answer: an outage, handled as a failed round of this
+          // acquisition's own (retried with backoff within the wait, or the end of the wait)
+          onFailure(failure instanceof RuntimeException re ? re
+              : new io.locksmith.BackendUnavailableException("lock '" + name + "': the hand-off got no answer",
+                  failure), true);
+        }
+      } else if (grant != null) {
+        noteReply(grant);
+        client.track(onReply(sentAt, grant, null));
+      } else if (result.isDone()) {
+        return; // finish() cleans up after this round
+      } else if (releaserHeld && registered && !wokenMeanwhile) {
+        // Released plainly so that a waiter of another client gets its turn (it was woken, and the lock is
+        // kept for it a moment): still registered, this waiter waits for a wake-up as before. One that
+        // waited locally only asks below, is refused and so registers.
+        AcquireReply last = lastReply;
+        long backstop = TimeUnit.MILLISECONDS.toNanos(Math.max(1, last == null ? 1 : last.retryAfterMillis()));
+        long remaining = remainingNanos();
+        if (remaining <= 0) {
+          result.complete(Optional.empty());
+        } else {
+          nextRound(Math.min(backstop, remaining));
+        }
+      } else if (remainingNanos() <= 0) {
+        result.complete(Optional.empty()); // the wait ran out while the hand-off was on its way
+      } else {
+        send();
+      }
+    } finally {
+      handOff.complete(null);
+    }
+  }
+
   /** @param observer told of every backend reply, on the thread that delivers it; must not block */
   void observe(java.util.function.Consumer<AcquireReply> observer) {
     this.observer = observer;
@@ -150,6 +271,31 @@ final class Acquisition {
   void start() {
     result.whenComplete((lease, failure) -> finish(lease));
     send();
+  }
+
+  /**
+   * Starts without asking the backend: another lease of this client holds the lock, and its release will
+   * hand it over ({@link #claimForHandOff}) or, if it does not, start a round here
+   * ({@link #askIfOnlyLocal}). Until then this waits as after a refusal, with a backstop of at most
+   * {@code backstopNanos} in case both miss.
+   */
+  void startLocally(long backstopNanos) {
+    result.whenComplete((lease, failure) -> finish(lease));
+    nextRound(Math.min(backstopNanos, remainingNanos()));
+  }
+
+  /**
+   * A lease of this client on the lock ended without handing it over: if this acquisition waits locally
+   * only (nothing registered on the backend would wake it), it asks now.
+   *
+   * @return whether it was told to ask
+   */
+  boolean askIfOnlyLocal() {
+    if (registered || phase.get() != WAITING) {
+      return false;
+    }
+    trigger();
+    return true;
   }
 
   /**
@@ -188,6 +334,11 @@ final class Acquisition {
       }
       if (p == IN_FLIGHT) {
         if (phase.compareAndSet(IN_FLIGHT, IN_FLIGHT_WOKEN)) {
+          return;
+        }
+      } else if (p == HANDED_OFF) {
+        // the wake-up may be the plain release's that the hand-off turned into: remembered for handOffDone
+        if (phase.compareAndSet(HANDED_OFF, HANDED_OFF_WOKEN)) {
           return;
         }
       } else {
@@ -262,6 +413,9 @@ final class Acquisition {
         client.giveBack(lease); // the caller gave up (interrupt, cancel, close) while this was in flight
       }
       return DONE;
+    }
+    if (waiterId != null) {
+      registered = true; // the refusal registered this waiter
     }
     long remaining = remainingNanos();
     if (waiterId == null || remaining <= 0) {

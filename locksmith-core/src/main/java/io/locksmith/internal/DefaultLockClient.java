@@ -18,6 +18,7 @@ import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
 import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.LockBackend;
+import io.locksmith.spi.HandOffOps;
 import io.locksmith.spi.LockOps;
 import io.locksmith.spi.Primitive;
 import java.security.SecureRandom;
@@ -78,6 +79,21 @@ public final class DefaultLockClient implements LockClient {
   /** Operations {@link #close()} waits for: rounds it interrupted, releases and give-backs. */
   private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
   private final Set<Acquisition> running = ConcurrentHashMap.newKeySet();
+  /**
+   * Per lock name, this client's waiting acquisitions of kinds that can be handed over locally
+   * ({@link HandOffOps}), in arrival order: a release takes the lock's next local owner from here.
+   */
+  private final ConcurrentMap<String, java.util.concurrent.ConcurrentLinkedQueue<Acquisition>> localWaiters =
+      new ConcurrentHashMap<>();
+  /**
+   * Live leases of this client on lock kinds that hand over locally, per lock name: while there is one, a
+   * new waiting acquisition of the name queues behind it locally instead of asking the backend (it would
+   * only be refused), and the lease's release hands the lock to it.
+   */
+  private final ConcurrentMap<String, Integer> localHolds = new ConcurrentHashMap<>();
+  private final Set<DefaultLease> locallyCounted = ConcurrentHashMap.newKeySet();
+  /** The safety net of an acquisition that waits locally only, should both the hand-off and the ask miss. */
+  private static final long LOCAL_BACKSTOP_NANOS = TimeUnit.SECONDS.toNanos(1);
   /** Run by {@link #close()} after the leases are released: ends what lives outside them (degraded leases). */
   private final Set<Runnable> closeHooks = ConcurrentHashMap.newKeySet();
   private final AtomicLong sequence = new AtomicLong();
@@ -599,6 +615,51 @@ public final class DefaultLockClient implements LockClient {
 
   void acquisitionDone(Acquisition acquisition) {
     running.remove(acquisition);
+    if (acquisition.ops() instanceof HandOffOps) {
+      localWaiters.computeIfPresent(acquisition.name(), (name, queue) -> {
+        queue.remove(acquisition);
+        return queue.isEmpty() ? null : queue;
+      });
+      if (!localHolds.containsKey(acquisition.name())) {
+        // it may have been the one waiter of this client the backend would wake: another asks instead
+        askLocalWaiter(acquisition.name());
+      }
+    }
+  }
+
+  /**
+   * A lease of this client on {@code name} ended without handing the lock over: the first acquisition
+   * that waits for it locally only (nothing registered on the backend would wake it) asks now. One is
+   * enough: it takes the lock and hands it on, or it is refused and registers, and the holder's release
+   * wakes it.
+   */
+  private void askLocalWaiter(String name) {
+    java.util.concurrent.ConcurrentLinkedQueue<Acquisition> queue = localWaiters.get(name);
+    if (queue == null) {
+      return;
+    }
+    for (Acquisition a : queue) {
+      if (a.askIfOnlyLocal()) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * The first waiting acquisition of this client for {@code name} on {@code ops} that can be claimed for a
+   * local hand-off ({@link Acquisition#claimForHandOff}), claimed; or null.
+   */
+  private Acquisition claimLocalWaiter(LockOps ops, String name) {
+    java.util.concurrent.ConcurrentLinkedQueue<Acquisition> queue = localWaiters.get(name);
+    if (queue == null) {
+      return null;
+    }
+    for (Acquisition a : queue) {
+      if (a.ops() == ops && a.claimForHandOff()) {
+        return a;
+      }
+    }
+    return null;
   }
 
   /** Remembers a backend operation until it completes, so that {@link #close()} can wait for it. */
@@ -634,18 +695,34 @@ public final class DefaultLockClient implements LockClient {
     running.add(acquisition);
     if (acquisition.waiterId() != null) {
       waiters.put(acquisition.waiterId(), acquisition);
+      if (ops instanceof HandOffOps && owner == null) {
+        localWaiters.compute(name, (n, queue) -> {
+          java.util.concurrent.ConcurrentLinkedQueue<Acquisition> q =
+              queue != null ? queue : new java.util.concurrent.ConcurrentLinkedQueue<>();
+          q.add(acquisition);
+          return q;
+        });
+      }
     }
     if (closed) { // close() began meanwhile and may not have seen this acquisition
       running.remove(acquisition);
       if (acquisition.waiterId() != null) {
         waiters.remove(acquisition.waiterId());
       }
+      acquisitionDone(acquisition);
       throw new IllegalStateException("lock client " + clientId + " is closed");
     }
     if (observer != null) {
       acquisition.observe(observer);
     }
-    acquisition.start();
+    // Queued above before this check, and a lease's end drops its count before it looks for waiters to
+    // tell: either this sees no lease left and asks, or that end finds this acquisition.
+    if (ops instanceof HandOffOps h && h.handsOffLocally() && owner == null && acquisition.waiterId() != null
+        && localHolds.containsKey(name)) {
+      acquisition.startLocally(LOCAL_BACKSTOP_NANOS);
+    } else {
+      acquisition.start();
+    }
     return acquisition;
   }
 
@@ -654,6 +731,10 @@ public final class DefaultLockClient implements LockClient {
     DefaultLease lease = new DefaultLease(this, ops, name, owner, lockOptions, reply.fencingToken(),
         reply.replicasAcknowledged(), sentAt, holdKey);
     live.add(lease);
+    if (ops instanceof HandOffOps) {
+      locallyCounted.add(lease);
+      localHolds.merge(name, 1, Integer::sum);
+    }
     if (lockOptions.watched()) {
       renewer.add(lease);
     }
@@ -669,6 +750,12 @@ public final class DefaultLockClient implements LockClient {
   void leaseEnded(DefaultLease lease) {
     live.remove(lease);
     renewer.remove(lease);
+    if (locallyCounted.remove(lease)) {
+      localHolds.computeIfPresent(lease.lockName(), (n, count) -> count == 1 ? null : count - 1);
+      if (lease.isLost()) {
+        askLocalWaiter(lease.lockName()); // no release will hand it over
+      }
+    }
     if (lease.isLost() && lease.orphaned() && threadHolds.remove(lease.holdKey, lease)) {
       // The hold stays registered so that its thread's unlock() reports the loss; an ended thread will
       // never call it, and the entry would keep the dead thread for the life of the client.
@@ -793,23 +880,97 @@ public final class DefaultLockClient implements LockClient {
     if (before == null || before == LeaseState.RELEASED) {
       return CompletableFuture.completedFuture(false);
     }
+    Acquisition next = null;
+    if (before != LeaseState.LOST && lease.ops instanceof HandOffOps handOff && handOff.handsOffLocally()) {
+      next = claimLocalWaiter(lease.ops, lease.lockName());
+      if (next != null) {
+        // the hand-off counts as a lease of this client on the name until its outcome is known, so that
+        // acquisitions starting meanwhile queue locally too
+        localHolds.merge(lease.lockName(), 1, Integer::sum);
+      }
+    }
     forget(lease);
     if (before == LeaseState.LOST) {
       // validity elapsed locally; the server may keep it a little longer: clean up quietly
-      lease.ops.release(lease.lockName(), lease.owner(), true);
+      lease.ops.release(lease.lockName(), lease.owner(), true)
+          .whenComplete((left, failure) -> askLocalWaiter(lease.lockName()));
       return CompletableFuture.completedFuture(false);
     }
     CompletableFuture<Boolean> done = new CompletableFuture<>();
+    if (next != null) {
+      return releaseAndHandOff(lease, (HandOffOps) lease.ops, next, done);
+    }
     lease.ops.release(lease.lockName(), lease.owner(), true).whenComplete((left, failure) -> {
-      if (failure != null) {
-        lease.abandon();
-        done.completeExceptionally(Futures.unwrap(failure));
-      } else {
-        lease.finishRelease(left >= 0);
-        done.complete(left >= 0);
+      try {
+        if (failure != null) {
+          lease.abandon();
+          done.completeExceptionally(Futures.unwrap(failure));
+        } else {
+          lease.finishRelease(left >= 0);
+          done.complete(left >= 0);
+        }
+      } finally {
+        askLocalWaiter(lease.lockName());
       }
     });
     return done;
+  }
+
+  /**
+   * The release of {@link #releaseLeaseAsync} when another acquisition of this client waits for the same
+   * lock: one backend step releases the lease and grants the lock to {@code next} (with its own new token),
+   * instead of a release, a wake-up and the waiter's own round trip. The releasing lease ends first; then
+   * {@code next} learns its outcome.
+   */
+  private CompletableFuture<Boolean> releaseAndHandOff(DefaultLease lease, HandOffOps ops, Acquisition next,
+      CompletableFuture<Boolean> done) {
+    long sentAt = ticker().nanoTime();
+    java.util.concurrent.CompletionStage<io.locksmith.spi.HandOffReply> reply;
+    try {
+      reply = ops.releaseAndHandOff(lease.lockName(), lease.owner(), next.owner(), next.leaseMillis(),
+          next.waiterId());
+    } catch (RuntimeException e) { // nothing was sent: the waiter goes on by itself
+      handOffOver(lease.lockName(), next, sentAt, null, null);
+      throw e;
+    }
+    track(reply); // close() lets it land: a grant it carries for a waiter that gave up is given back
+    reply.whenComplete((r, failure) -> {
+      Throwable cause = failure == null ? null : Futures.unwrap(failure);
+      try {
+        if (failure != null) {
+          lease.abandon();
+        } else {
+          lease.finishRelease(r.releaserHeld());
+        }
+      } finally {
+        // the next owner's lease exists before the releasing caller returns: its next acquisition queues
+        // behind it locally
+        try {
+          handOffOver(lease.lockName(), next, sentAt, r, cause);
+        } finally {
+          if (failure != null) {
+            done.completeExceptionally(cause);
+          } else {
+            done.complete(r.releaserHeld());
+          }
+        }
+      }
+    });
+    return done;
+  }
+
+  /** Tells the claimed waiter how the hand-off ended, then stops counting the hand-off as a local lease. */
+  private void handOffOver(String name, Acquisition next, long sentAt, io.locksmith.spi.HandOffReply reply,
+      Throwable failure) {
+    try {
+      next.handOffDone(sentAt, reply != null && reply.releaserHeld(), reply == null ? null : reply.grant(),
+          failure);
+    } finally {
+      localHolds.computeIfPresent(name, (n, count) -> count == 1 ? null : count - 1);
+      if (reply == null || reply.grant() == null) {
+        askLocalWaiter(name); // no new lease of this client: a waiter that waits locally only asks
+      }
+    }
   }
 
   // ------------------------------------------------------------------ Lock view

@@ -27,6 +27,8 @@ import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
 import io.locksmith.spi.HoldKind;
+import io.locksmith.spi.HandOffOps;
+import io.locksmith.spi.HandOffReply;
 import io.locksmith.spi.LockBackend;
 import io.locksmith.spi.LockOps;
 import io.locksmith.spi.Primitive;
@@ -78,7 +80,7 @@ import org.slf4j.LoggerFactory;
  * share one), and a {@code TRYAGAIN} reply (a multi-key script on a slot that is being migrated) is
  * retried with a short backoff within the command timeout instead of failing at once.
  */
-final class RedisBackend implements LockBackend {
+final class RedisBackend implements LockBackend, HandOffOps {
   private static final Logger log = LoggerFactory.getLogger(RedisBackend.class);
   private static final Capabilities CAPABILITIES = new Capabilities("redis",
       EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR, LockKind.SEMAPHORE,
@@ -1129,6 +1131,44 @@ final class RedisBackend implements LockBackend {
   }
 
   /**
+   * Hand-offs in a row to waiters of one client before a release is a plain one that wakes the first
+   * registered waiter, whichever client it belongs to: bounds how long one client's threads can pass the
+   * lock among themselves while other clients wait.
+   */
+  static final int HAND_OFF_COHORT = 8;
+  /**
+   * How long a cohort's last release keeps the lock for the waiter it woke: long enough for a wake-up and
+   * a round trip on a busy machine, short enough that a woken waiter that died costs the others little
+   * (their backstop is the reservation's remaining time).
+   */
+  static final long HAND_OFF_RESERVATION_MILLIS = 100;
+
+  /** Not with replica acknowledgements: a grant there is confirmed in a further step, which a hand-off skips. */
+  @Override
+  public boolean handsOffLocally() {
+    return replicaAcks == 0;
+  }
+
+  @Override
+  public CompletionStage<HandOffReply> releaseAndHandOff(String name, String owner, String nextOwner,
+      long nextLeaseMillis, String nextWaiterId) {
+    String lock = keys.lock(name);
+    CompletionStage<List<Object>> reply = run(RedisScript.RELEASE_HANDOFF, ScriptOutputType.MULTI,
+        "release lock '" + name + "'", new String[] {lock, RedisKeys.waiters(lock), RedisKeys.fence(lock)},
+        owner, channelPrefix, EXCLUSIVE_TAG + name, nextOwner, Long.toString(nextLeaseMillis), nextWaiterId,
+        Long.toString(fenceRetentionMillis), tokenRule.arg, Integer.toString(HAND_OFF_COHORT),
+        Long.toString(HAND_OFF_RESERVATION_MILLIS));
+    return reply.thenApply(r -> {
+      long code = (Long) r.get(0);
+      if (code == 1) {
+        registeredWaiters.remove(nextWaiterId); // granted: no longer registered on the server
+        return new HandOffReply(true, AcquireReply.granted(Long.parseLong((String) r.get(1)), 1));
+      }
+      return new HandOffReply(code == 0, null);
+    });
+  }
+
+  /**
    * One {@code renew.lua} call per batch of at most {@value #RENEW_CHUNK} keys, all pipelined on the
    * connection. On one node the batches simply follow the request order; on a Cluster each batch holds
    * keys of one slot only (a script's keys must share a slot, or the server answers {@code CROSSSLOT}).
@@ -1224,7 +1264,7 @@ final class RedisBackend implements LockBackend {
   public void passWakeup(String name, String goneWaiterId) { // ZPOPMIN already removed the woken waiter
     String lock = keys.lock(name);
     run(RedisScript.PASS_WAKEUP, ScriptOutputType.INTEGER, "pass a wake-up for '" + name + "'",
-        new String[] {lock, RedisKeys.waiters(lock)}, channelPrefix, EXCLUSIVE_TAG + name)
+        new String[] {lock, RedisKeys.waiters(lock)}, channelPrefix, EXCLUSIVE_TAG + name, goneWaiterId)
         .whenComplete((v, f) -> {
           if (f != null) {
             log.debug("could not pass a wake-up for '{}': {}", name, f.toString());

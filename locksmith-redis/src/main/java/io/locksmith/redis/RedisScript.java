@@ -11,6 +11,7 @@ import java.util.HexFormat;
 final class RedisScript {
   static final RedisScript ACQUIRE = loadWith("acquire.lua", "holds.lua");
   static final RedisScript RELEASE = loadWith("release.lua", "wake-next.lua", "holds.lua");
+  static final RedisScript RELEASE_HANDOFF = loadWith("release-handoff.lua", "wake-next.lua");
   static final RedisScript RENEW = load("renew.lua", false);
   static final RedisScript FORCE_UNLOCK = loadWith("force-unlock.lua", "wake-next.lua", "evict-notice.lua");
   static final RedisScript PASS_WAKEUP = load("pass-wakeup.lua", true);
@@ -44,7 +45,7 @@ final class RedisScript {
   static final RedisScript RW_INSPECT = loadWith("rw-inspect.lua", "rw-prelude.lua");
   static final RedisScript RW_FORCE_UNLOCK = loadWith("rw-force-unlock.lua", "rw-prelude.lua", "evict-notice.lua");
   static final RedisScript[] ALL =
-      {ACQUIRE, RELEASE, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
+      {ACQUIRE, RELEASE, RELEASE_HANDOFF, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
           FAIR_ACQUIRE, FAIR_RELEASE, FAIR_FORCE_UNLOCK, FAIR_PASS_WAKEUP, FAIR_CANCEL, FAIR_INSPECT,
           SEM_ACQUIRE, SEM_RELEASE, SEM_RENEW, SEM_SET_PERMITS, SEM_DESCRIBE, SEM_INSPECT, SEM_FORCE_UNLOCK,
           SEM_PASS_WAKEUP,

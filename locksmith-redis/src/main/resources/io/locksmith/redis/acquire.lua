@@ -4,6 +4,8 @@
 -- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] 'n' new | 'r' re-entry only, ARGV[4] waiter id or '',
 -- ARGV[5] longest backstop before a waiter re-checks (ms), ARGV[6] fence key TTL (ms),
 -- ARGV[7] token rule: 't' max(last + 1, server time) | 'c' last + 1, server time only when no last
+-- A hash without 'o' but with 'w' is a free lock reserved for waiter 'w' until it expires (see
+-- release-handoff.lua); others are refused as if it were held.
 -- Returns {1, token, holds} granted | {0, retry_ms, last} busy | {-1} re-entry whose hold is gone
 redis.replicate_commands()
 local owner = redis.call('HGET', KEYS[1], 'o')
@@ -13,7 +15,19 @@ end
 if ARGV[3] == 'r' then
   return {-1}
 end
-if not owner then
+local free = not owner
+if free then
+  -- reserved for the waiter a cohort's last release woke (release-handoff.lua): that waiter only
+  local reserved = redis.call('HGET', KEYS[1], 'w')
+  if reserved then
+    if reserved == ARGV[4] then
+      redis.call('DEL', KEYS[1])
+    else
+      free = false
+    end
+  end
+end
+if free then
   -- Token = max(last + 1, server time in microseconds). The counter makes tokens strictly increase
   -- while the data survives; the time floor keeps them increasing after the counter is lost (restart
   -- without persistence, failover to a replica that missed it) as long as this server's clock is ahead

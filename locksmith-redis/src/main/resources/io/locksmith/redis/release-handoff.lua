@@ -1,0 +1,42 @@
+-- KEYS[1] lock hash, KEYS[2] waiters zset, KEYS[3] fence (last token minted for this name)
+-- ARGV[1] releasing owner, ARGV[2] channel prefix, ARGV[3] tag + lock name (wake-ups),
+-- ARGV[4] next owner (a waiter of the same client), ARGV[5] its lease ms, ARGV[6] its waiter id,
+-- ARGV[7] fence key TTL (ms), ARGV[8] token rule ('t' | 'c', see acquire.lua), ARGV[9] cohort limit,
+-- ARGV[10] reservation ms
+-- Releases every hold of ARGV[1] and, in the same step, grants the lock to ARGV[4] with a fresh token
+-- (a local hand-off), unless ARGV[9] hand-offs in a row already happened on this grant line and a waiter
+-- is registered (another client's, or one of this client's that asked the server): then it
+-- releases, wakes the first registered waiter (whichever client's) and keeps the lock free for that
+-- waiter alone for ARGV[10] ms (field 'w' of an owner-less lock hash; acquire.lua grants a reserved lock
+-- only to that waiter id), so that the releasing client's threads, which ask again at once, cannot take
+-- it back before the woken waiter's request arrives. A reservation nobody takes expires with its key.
+-- Field 'h' of the lock hash counts the hand-offs in a row; a grant by acquire.lua starts without it.
+-- Returns {1, token} handed over | {0} released plainly | {-1} ARGV[1] does not hold the lock
+redis.replicate_commands()
+if redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then
+  return {-1}
+end
+local run = tonumber(redis.call('HGET', KEYS[1], 'h') or '0')
+redis.call('DEL', KEYS[1])
+if run >= tonumber(ARGV[9]) and redis.call('EXISTS', KEYS[2]) == 1 then
+  local woken = wake_next(KEYS[2], ARGV[2], ARGV[3])
+  if woken then
+    redis.call('HSET', KEYS[1], 'w', woken)
+    redis.call('PEXPIRE', KEYS[1], ARGV[10])
+  end
+  return {0}
+end
+-- the same token rule as a grant by acquire.lua: strictly above the last token minted for the name
+local last = tonumber(redis.call('GET', KEYS[3]) or '0')
+local token
+if ARGV[8] == 'c' and last > 0 then
+  token = string.format('%.0f', last + 1)
+else
+  local now = redis.call('TIME')
+  token = string.format('%.0f', math.max(tonumber(now[1]) * 1000000 + tonumber(now[2]), last + 1))
+end
+redis.call('HSET', KEYS[1], 'o', ARGV[4], 'c', 1, 't', token, 'h', run + 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('SET', KEYS[3], token, 'PX', ARGV[7])
+redis.call('ZREM', KEYS[2], ARGV[6])
+return {1, token}

@@ -1,0 +1,309 @@
+package io.locksmith.redis;
+
+import static io.locksmith.tck.Eventually.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.Lease;
+import io.locksmith.LeaseState;
+import io.locksmith.LockOptions;
+import io.locksmith.testkit.RedisServer;
+import io.locksmith.testkit.RedisServerExtension;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The exclusive lock's local hand-off (issue 16): a release that finds another acquisition of the same
+ * client waiting grants it the lock in the same script, with a new, larger token, and after
+ * {@link RedisBackend#HAND_OFF_COHORT} hand-offs in a row releases plainly so that other clients get in.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RedisLocalHandOffTest {
+  @RegisterExtension
+  static final RedisServerExtension REDIS = new RedisServerExtension();
+
+  private static RedisLockClient client() {
+    return RedisLockClient.create(REDIS.server().uri());
+  }
+
+  @Test
+  void aReleaseHandsTheLockToTheNextLocalWaiterInOneScriptWithALargerToken() throws Exception {
+    RedisServer server = REDIS.server();
+    String name = "hand-off-one-script";
+    String lockKey = new RedisKeys("locksmith").lock(name);
+    try (RedisLockClient locks = client();
+        RedisMonitor monitor = new RedisMonitor(server.host(), server.port())) {
+      Lease held = locks.lock(name, LockOptions.watched(Duration.ofSeconds(30))).acquire();
+      server.command("ECHO", "start-marker");
+      monitor.until("start-marker");
+      Waiter waiting = Waiter.start(() -> locks.lock(name, LockOptions.watched(Duration.ofSeconds(30)))
+          .acquire(Duration.ofSeconds(20)));
+      waiting.awaitParked();
+      assertThat(server.command("ZCARD", RedisKeys.waiters(lockKey)))
+          .as("a waiter behind a lease of its own client waits locally: nothing registered").isEqualTo("0");
+      assertThat(locks.backend.registeredWaiterCount()).isZero();
+
+      assertThat(held.release()).isTrue();
+      Lease next = waiting.get();
+
+      server.command("ECHO", "end-marker");
+      List<String> sent = monitor.until("end-marker").stream().filter(l -> !RedisMonitor.fromScript(l))
+          .filter(l -> !l.contains("\"ZCARD\"")) // this test's own look
+          .collect(Collectors.toList());
+      assertThat(sent).as("release and grant: one script; the waiter never asked, nobody was woken").hasSize(1);
+      assertThat(sent.get(0)).containsIgnoringCase("evalsha").contains(RedisScript.RELEASE_HANDOFF.sha);
+      assertThat(next.fencingToken()).as("a fresh grant's token").isGreaterThan(held.fencingToken());
+      assertThat(locks.inspect(name)).hasValueSatisfying(info -> {
+        assertThat(info.holdCount()).isEqualTo(1);
+        assertThat(info.fencingToken()).isEqualTo(next.fencingToken());
+        assertThat(info.waiters()).as("the waiter's registration was dropped with the grant").isZero();
+      });
+      assertThat(server.command("HGET", lockKey, "h")).as("one hand-off in a row").isEqualTo("1");
+      assertThat(held.state()).isEqualTo(LeaseState.RELEASED);
+      assertThat(next.state()).isEqualTo(LeaseState.HELD);
+      assertThat(held.release()).as("released once only").isFalse();
+      assertThat(next.release()).isTrue();
+      assertThat(locks.inspect(name)).as("nobody holds it").isEmpty();
+    }
+  }
+
+  /**
+   * Threads of one client pass the lock among themselves while a thread of another client waits: the
+   * cohort limit lets it in, every grant's token is larger than the one before (hand-offs included), and
+   * no two holders overlap.
+   */
+  @Test
+  void anotherClientGetsInWhileOneClientsThreadsPassTheLockAroundAndTokensOnlyGrow() throws Exception {
+    String name = "hand-off-cohort";
+    int threads = 4;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try (RedisLockClient busy = client(); RedisLockClient other = client()) {
+      AtomicBoolean stop = new AtomicBoolean();
+      AtomicInteger holders = new AtomicInteger();
+      AtomicInteger overlaps = new AtomicInteger();
+      List<Long> tokens = new ArrayList<>(); // in grant order: appended while holding the lock
+      CountDownLatch cycling = new CountDownLatch(50);
+      List<Future<?>> workers = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        workers.add(pool.submit(() -> {
+          while (!stop.get()) {
+            Lease lease = busy.lock(name).tryAcquire(Duration.ofSeconds(20)).orElseThrow();
+            if (holders.incrementAndGet() != 1) {
+              overlaps.incrementAndGet();
+            }
+            synchronized (tokens) {
+              tokens.add(lease.fencingToken());
+            }
+            holders.decrementAndGet();
+            lease.release();
+            cycling.countDown();
+          }
+          return null;
+        }));
+      }
+      assertThat(cycling.await(20, TimeUnit.SECONDS)).as("the busy client's threads cycle").isTrue();
+
+      Lease outsider = other.lock(name).tryAcquire(Duration.ofSeconds(20)).orElse(null);
+      assertThat(outsider).as("another client got the lock while the busy threads kept asking").isNotNull();
+      if (holders.incrementAndGet() != 1) {
+        overlaps.incrementAndGet();
+      }
+      synchronized (tokens) {
+        tokens.add(outsider.fencingToken());
+      }
+      holders.decrementAndGet();
+      outsider.release();
+      stop.set(true);
+      for (Future<?> w : workers) {
+        w.get(30, TimeUnit.SECONDS);
+      }
+      assertThat(overlaps.get()).as("never two holders").isZero();
+      synchronized (tokens) {
+        assertThat(tokens).as("every grant's token larger than the one before").isSorted().doesNotHaveDuplicates();
+        assertThat(tokens.size()).isGreaterThan(50);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /**
+   * After {@link RedisBackend#HAND_OFF_COHORT} hand-offs in a row the next release is a plain one that
+   * wakes the first registered waiter, another client's here, and keeps the lock for it: the local
+   * waiter, which asks again at once, is refused until the other client had its turn.
+   */
+  @Test
+  void afterTheCohortLimitTheLockIsReservedForTheWaiterOfAnotherClient() throws Exception {
+    String name = "hand-off-reserved";
+    String lockKey = new RedisKeys("locksmith").lock(name);
+    ExecutorService pool = Executors.newCachedThreadPool();
+    try (RedisLockClient busy = client(); RedisLockClient other = client()) {
+      Lease held = busy.lock(name).acquire();
+      Future<Lease> outsider = pool.submit(() -> other.lock(name).acquire(Duration.ofSeconds(30)));
+      assertThat(eventually(Duration.ofSeconds(10), () -> other.backend.registeredWaiterCount() == 1))
+          .as("the other client's waiter registered first").isTrue();
+      long lastToken = held.fencingToken();
+      for (int handOff = 1; handOff <= RedisBackend.HAND_OFF_COHORT + 1; handOff++) {
+        Waiter local = Waiter.start(() -> busy.lock(name).acquire(Duration.ofSeconds(30)));
+        local.awaitParked();
+        assertThat(held.release()).isTrue();
+        if (handOff <= RedisBackend.HAND_OFF_COHORT) {
+          held = local.get();
+          assertThat(held.fencingToken()).as("hand-off " + handOff + ": a larger token").isGreaterThan(lastToken);
+          lastToken = held.fencingToken();
+          assertThat(server().command("HGET", lockKey, "h")).isEqualTo(Integer.toString(handOff));
+          assertThat(outsider.isDone()).as("the other client still waits").isFalse();
+        } else {
+          Lease theirs = outsider.get(10, TimeUnit.SECONDS);
+          assertThat(theirs.fencingToken()).as("a larger token for the other client").isGreaterThan(lastToken);
+          assertThat(local.result.isDone()).as("the local waiter was refused while the other client held it")
+              .isFalse();
+          assertThat(busy.inspect(name)).hasValueSatisfying(info -> assertThat(info.fencingToken())
+              .isEqualTo(theirs.fencingToken()));
+          assertThat(server().command("HGET", lockKey, "h")).as("a fresh grant line").isNull();
+          assertThat(theirs.release()).isTrue();
+          Lease mine = local.get();
+          assertThat(mine.fencingToken()).isGreaterThan(theirs.fencingToken());
+          assertThat(mine.release()).isTrue();
+        }
+      }
+      assertThat(busy.inspect(name)).as("nobody holds it").isEmpty();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** A reservation whose waiter gave up is dropped when its wake-up is passed on: the lock is free again. */
+  @Test
+  void aReservationForAWaiterThatIsGoneDoesNotBlockTheLock() throws Exception {
+    RedisServer server = REDIS.server();
+    String name = "hand-off-reservation-gone";
+    String lockKey = new RedisKeys("locksmith").lock(name);
+    try (RedisLockClient locks = client()) {
+      server.command("HSET", lockKey, "w", "someone:w1");
+      server.command("PEXPIRE", lockKey, "30000");
+      assertThat(locks.lock(name).tryAcquire()).as("reserved for another waiter").isEmpty();
+      locks.backend.passWakeup(name, "someone:w1");
+      assertThat(eventually(Duration.ofSeconds(10), () -> "0".equals(server.command("EXISTS", lockKey))))
+          .as("the reservation was dropped").isTrue();
+      Lease lease = locks.lock(name).tryAcquire().orElseThrow();
+      assertThat(lease.release()).isTrue();
+    }
+  }
+
+  /** A lease lost (force-unlocked by an operator) hands nothing over: the local waiter asks and gets it. */
+  @Test
+  void aLocalWaiterGetsTheLockWhenItsClientsLeaseIsLost() throws Exception {
+    String name = "hand-off-lost-holder";
+    try (RedisLockClient locks = client(); RedisLockClient operator = client()) {
+      Lease held = locks.lock(name).acquire();
+      Waiter waiting = Waiter.start(() -> locks.lock(name).acquire(Duration.ofSeconds(20)));
+      waiting.awaitParked();
+      assertThat(operator.lock(name).forceUnlock()).isTrue();
+      Lease next = waiting.get();
+      assertThat(held.state()).isEqualTo(LeaseState.LOST);
+      assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+      assertThat(next.release()).isTrue();
+    }
+  }
+
+  /** A local waiter that gives up leaves nothing behind, and the next one still gets the lock. */
+  @Test
+  void aLocalWaiterThatGivesUpIsSkipped() throws Exception {
+    String name = "hand-off-gave-up";
+    try (RedisLockClient locks = client()) {
+      Lease held = locks.lock(name).acquire();
+      assertThat(locks.lock(name).tryAcquire(Duration.ofMillis(50))).as("held by its own client").isEmpty();
+      Waiter waiting = Waiter.start(() -> locks.lock(name).acquire(Duration.ofSeconds(20)));
+      waiting.awaitParked();
+      assertThat(held.release()).isTrue();
+      Lease next = waiting.get();
+      assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+      assertThat(next.release()).isTrue();
+      assertThat(locks.inspect(name)).isEmpty();
+    }
+  }
+
+  /** A thread acquiring with a wait, whose parking shows that it waits. */
+  /**
+   * A claimed waiter's own deadline timer is cancelled; if the release that carries its hand-off gets no
+   * answer, the waiter must still end within its wait plus one command timeout (architecture.md's bound),
+   * not send another round first (a reviewer found it did: wait plus two command timeouts).
+   */
+  @Test
+  void aHandOffThatGetsNoAnswerEndsTheWaitWithinItsBound() throws Exception {
+    Duration command = Duration.ofSeconds(1);
+    Duration wait = Duration.ofSeconds(1);
+    RedisServer server = server();
+    String name = "hand-off-unanswered";
+    try (RedisLockClient locks = RedisLockClient.builder().uri(server.uri()).commandTimeout(command).build()) {
+      Lease held = locks.lock(name, LockOptions.watched(Duration.ofSeconds(30))).acquire();
+      long started = System.nanoTime();
+      Waiter waiting = Waiter.start(() -> locks.lock(name, LockOptions.watched(Duration.ofSeconds(30))).acquire(wait));
+      waiting.awaitParked();
+      // the subject is the bound: release late in the wait, so that one more round would overrun it
+      long releaseAt = started + TimeUnit.MILLISECONDS.toNanos(800);
+      Thread.sleep(Math.max(0, TimeUnit.NANOSECONDS.toMillis(releaseAt - System.nanoTime())));
+      server.pause();
+      try {
+        held.releaseAsync(); // the hand-off reaches a server that does not answer
+        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> waiting.result.get(10, TimeUnit.SECONDS));
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+        assertThat(failure).as("no lock while the server does not answer").isNotNull()
+            .hasCauseInstanceOf(io.locksmith.BackendUnavailableException.class);
+        assertThat(tookMillis).as("ended within wait + one command timeout (+ 400 ms slack)")
+            .isLessThan(wait.plus(command).toMillis() + 400);
+      } finally {
+        server.resume();
+      }
+    }
+  }
+
+  private static final class Waiter {
+    final CompletableFuture<Lease> result = new CompletableFuture<>();
+    final Thread thread;
+
+    private Waiter(java.util.concurrent.Callable<Lease> acquire) {
+      thread = new Thread(() -> {
+        try {
+          result.complete(acquire.call());
+        } catch (Throwable e) {
+          result.completeExceptionally(e);
+        }
+      }, "local-waiter");
+      thread.setDaemon(true);
+    }
+
+    static Waiter start(java.util.concurrent.Callable<Lease> acquire) {
+      Waiter w = new Waiter(acquire);
+      w.thread.start();
+      return w;
+    }
+
+    /** Parked on its acquisition's result (the acquisition started and did not get the lock). */
+    void awaitParked() throws InterruptedException {
+      assertThat(eventually(Duration.ofSeconds(10), () -> thread.getState() == Thread.State.TIMED_WAITING
+          || thread.getState() == Thread.State.WAITING)).as("the waiter waits").isTrue();
+    }
+
+    Lease get() throws Exception {
+      return result.get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private static RedisServer server() {
+    return REDIS.server();
+  }
+}
