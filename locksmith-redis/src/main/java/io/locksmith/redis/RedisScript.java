@@ -9,9 +9,9 @@ import java.util.HexFormat;
 
 /** A Lua script shipped as a resource, with its SHA-1 digest for {@code EVALSHA}. */
 final class RedisScript {
-  static final RedisScript ACQUIRE = loadWith("acquire.lua", "holds.lua");
+  static final RedisScript ACQUIRE = loadWith("acquire.lua", "holds.lua", "mint-token.lua");
   static final RedisScript RELEASE = loadWith("release.lua", "wake-next.lua", "holds.lua");
-  static final RedisScript RELEASE_HANDOFF = loadWith("release-handoff.lua", "wake-next.lua");
+  static final RedisScript RELEASE_HANDOFF = loadWith("release-handoff.lua", "wake-next.lua", "mint-token.lua");
   static final RedisScript RENEW = load("renew.lua", false);
   static final RedisScript FORCE_UNLOCK = loadWith("force-unlock.lua", "wake-next.lua", "evict-notice.lua");
   static final RedisScript PASS_WAKEUP = load("pass-wakeup.lua", true);

@@ -28,21 +28,7 @@ if free then
   end
 end
 if free then
-  -- Token = max(last + 1, server time in microseconds). The counter makes tokens strictly increase
-  -- while the data survives; the time floor keeps them increasing after the counter is lost (restart
-  -- without persistence, failover to a replica that missed it) as long as this server's clock is ahead
-  -- of the one that minted the last token. Formatted with %.0f: tostring() would print 1.7e+15.
-  -- Rule 'c' (Redlock) keeps the nodes' counters equal, so a quorum usually agrees on one token
-  -- without a second round; the time seed covers a node that lost its counter.
-  -- TIME only where it is used: every call costs each of a Redlock's nodes.
-  local last = tonumber(redis.call('GET', KEYS[3]) or '0')
-  local token
-  if ARGV[7] == 'c' and last > 0 then
-    token = string.format('%.0f', last + 1)
-  else
-    local now = redis.call('TIME')
-    token = string.format('%.0f', math.max(tonumber(now[1]) * 1000000 + tonumber(now[2]), last + 1))
-  end
+  local token = mint_token(KEYS[3], ARGV[7]) -- mint-token.lua
   redis.call('HSET', KEYS[1], 'o', ARGV[1], 'c', 1, 't', token)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('SET', KEYS[3], token, 'PX', ARGV[6])

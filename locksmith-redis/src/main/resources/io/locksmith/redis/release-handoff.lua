@@ -26,15 +26,8 @@ if run >= tonumber(ARGV[9]) and redis.call('EXISTS', KEYS[2]) == 1 then
   end
   return {0}
 end
--- the same token rule as a grant by acquire.lua: strictly above the last token minted for the name
-local last = tonumber(redis.call('GET', KEYS[3]) or '0')
-local token
-if ARGV[8] == 'c' and last > 0 then
-  token = string.format('%.0f', last + 1)
-else
-  local now = redis.call('TIME')
-  token = string.format('%.0f', math.max(tonumber(now[1]) * 1000000 + tonumber(now[2]), last + 1))
-end
+-- the same token rule as a grant by acquire.lua (mint-token.lua): above the last token minted for the name
+local token = mint_token(KEYS[3], ARGV[8])
 redis.call('HSET', KEYS[1], 'o', ARGV[4], 'c', 1, 't', token, 'h', run + 1)
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('SET', KEYS[3], token, 'PX', ARGV[7])
