@@ -50,6 +50,12 @@ final class DefaultLease implements Lease {
   private LeaseState state = LeaseState.HELD;
   private boolean releasing;
   private boolean renewing;
+  /**
+   * A verification was asked for while a renewal was in flight (see {@link #claimForVerification}): that
+   * renewal may have been answered by a server from before the event that asked (a node that has since
+   * restarted empty), so its answer does not settle the question and another round follows it.
+   */
+  private boolean verifyAgain;
   private long validUntil;
   private int holds;
   private ScheduledFuture<?> timer;
@@ -393,10 +399,15 @@ final class DefaultLease implements Lease {
    * measured from before the request went out, the server's from when it arrived).
    *
    * @return the lease time to send in ms, or -1 if the lease is not to be verified now (final, being
-   *     released, a renewal already in flight whose answer will do, or a fixed lease about to end)
+   *     released, a fixed lease about to end, or a renewal already in flight: then the verification is
+   *     sent once that renewal's reply is in, see {@link #takeVerifyAgain})
    */
   synchronized long claimForVerification() {
-    if (state.isFinal() || releasing || renewing) {
+    if (state.isFinal() || releasing) {
+      return -1;
+    }
+    if (renewing) {
+      verifyAgain = true; // the renewer sends it when the reply in flight is in (takeVerifyAgain)
       return -1;
     }
     long millis = options.leaseTime().toMillis();
@@ -410,6 +421,16 @@ final class DefaultLease implements Lease {
     renewing = true;
     scheduleNext(); // now only the end of validity, as for a renewal
     return millis;
+  }
+
+  /**
+   * Called by the renewer once a renewal's reply has been applied: whether a verification was asked for
+   * while it was in flight and is still to be sent (the flag is cleared).
+   */
+  synchronized boolean takeVerifyAgain() {
+    boolean again = verifyAgain && !state.isFinal() && !releasing;
+    verifyAgain = false;
+    return again;
   }
 
   /**

@@ -106,7 +106,9 @@ final class Renewer {
    * replica that missed it), and waiting for each lease's next renewal would leave it {@code HELD} or
    * {@code UNCERTAIN} for up to a third of its lease. Watched leases are renewed; fixed leases are
    * confirmed without being extended ({@link DefaultLease#claimForVerification}). A lease whose renewal
-   * is already in flight is skipped: that renewal's answer verifies it.
+   * is already in flight is verified again once that renewal's reply is in: the renewal may have been
+   * answered from before the event (a Redlock node that restarted empty answered it before it went), and
+   * if its answer is inconclusive the lease would otherwise wait for its next retry.
    *
    * @param leases the leases to verify; final or releasing ones are skipped
    * @return how many leases were sent for verification
@@ -183,6 +185,15 @@ final class Renewer {
     }
     if (!nowUncertain.isEmpty()) {
       client.signals().reportUncertain(nowUncertain, "renewal failed: " + firstUnknown.getMessage());
+    }
+    List<DefaultLease> again = new ArrayList<>(0);
+    for (DefaultLease lease : batch) {
+      if (lease.takeVerifyAgain()) {
+        again.add(lease);
+      }
+    }
+    if (!again.isEmpty()) {
+      client.runOnTimer(() -> verifyNow(again));
     }
   }
 }
