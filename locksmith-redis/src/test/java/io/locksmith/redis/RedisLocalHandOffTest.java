@@ -236,6 +236,95 @@ class RedisLocalHandOffTest {
     }
   }
 
+  /**
+   * A waiter claimed for a hand-off whose acquisition ends while the hand-off is on its way (the server
+   * paused, so the script waits in its socket): the grant the script then makes for it is given back, and
+   * the lock is free for another client at once rather than held by an owner nobody has until its lease
+   * runs out. Three ways to end it: the client closes, the caller cancels, the waiting thread is
+   * interrupted.
+   */
+  @Test
+  void aHandOffInFlightWhenItsClientClosesIsGivenBack() throws Exception {
+    String name = "hand-off-then-close";
+    RedisServer server = server();
+    try (RedisLockClient other = client()) {
+      RedisLockClient locks = client();
+      Lease held = locks.lock(name, LockOptions.watched(Duration.ofSeconds(30))).acquire();
+      Waiter waiting = Waiter.start(() -> locks.lock(name, LockOptions.watched(Duration.ofSeconds(30)))
+          .acquire(Duration.ofSeconds(20)));
+      waiting.awaitParked();
+      CompletableFuture<Void> closing;
+      server.pause();
+      try {
+        held.releaseAsync(); // the waiter is claimed on this thread; the script waits in the socket
+        closing = CompletableFuture.runAsync(locks::close);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> closing.get(300, TimeUnit.MILLISECONDS))
+            .as("close() waits for the hand-off in flight").isInstanceOf(java.util.concurrent.TimeoutException.class);
+      } finally {
+        server.resume();
+      }
+      closing.get(10, TimeUnit.SECONDS);
+      org.assertj.core.api.Assertions.assertThatThrownBy(waiting::get).as("the waiter's client closed")
+          .hasRootCauseInstanceOf(IllegalStateException.class);
+      assertThat(other.inspect(name)).as("given back before close() returned").isEmpty();
+      Lease lease = other.lock(name).tryAcquire().orElseThrow();
+      assertThat(lease.fencingToken()).isGreaterThan(held.fencingToken());
+      assertThat(lease.release()).isTrue();
+    }
+  }
+
+  @Test
+  void aHandOffInFlightForACancelledWaiterIsGivenBack() throws Exception {
+    String name = "hand-off-then-cancel";
+    RedisServer server = server();
+    try (RedisLockClient locks = client(); RedisLockClient other = client()) {
+      Lease held = locks.lock(name, LockOptions.watched(Duration.ofSeconds(30))).acquire();
+      CompletableFuture<Lease> waiting = locks.lock(name, LockOptions.watched(Duration.ofSeconds(30)))
+          .acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+      assertThat(waiting).as("waits behind its own client's lease").isNotDone();
+      server.pause();
+      try {
+        held.releaseAsync();
+        assertThat(waiting.cancel(true)).isTrue();
+      } finally {
+        server.resume();
+      }
+      assertThat(eventually(Duration.ofSeconds(5), () -> other.inspect(name).isEmpty()))
+          .as("the grant made for the cancelled waiter was given back").isTrue();
+      Lease lease = other.lock(name).tryAcquire().orElseThrow();
+      assertThat(lease.fencingToken()).isGreaterThan(held.fencingToken());
+      assertThat(lease.release()).isTrue();
+      assertThat(locks.lock(name).tryAcquire()).as("and its client can take it again").isPresent()
+          .get().satisfies(l -> assertThat(l.release()).isTrue());
+    }
+  }
+
+  @Test
+  void aHandOffInFlightForAnInterruptedWaiterIsGivenBack() throws Exception {
+    String name = "hand-off-then-interrupt";
+    RedisServer server = server();
+    try (RedisLockClient locks = client(); RedisLockClient other = client()) {
+      Lease held = locks.lock(name, LockOptions.watched(Duration.ofSeconds(30))).acquire();
+      Waiter waiting = Waiter.start(() -> locks.lock(name, LockOptions.watched(Duration.ofSeconds(30)))
+          .acquire(Duration.ofSeconds(20)));
+      waiting.awaitParked();
+      server.pause();
+      try {
+        held.releaseAsync();
+        waiting.thread.interrupt();
+        org.assertj.core.api.Assertions.assertThatThrownBy(waiting::get).as("the interrupted waiter gave up")
+            .isInstanceOf(java.util.concurrent.ExecutionException.class);
+      } finally {
+        server.resume();
+      }
+      assertThat(eventually(Duration.ofSeconds(5), () -> other.inspect(name).isEmpty()))
+          .as("the grant made for the interrupted waiter was given back").isTrue();
+      Lease lease = other.lock(name).tryAcquire().orElseThrow();
+      assertThat(lease.fencingToken()).isGreaterThan(held.fencingToken());
+      assertThat(lease.release()).isTrue();
+    }
+  }
+
   /** A thread acquiring with a wait, whose parking shows that it waits. */
   /**
    * A claimed waiter's own deadline timer is cancelled; if the release that carries its hand-off gets no
