@@ -267,9 +267,7 @@ class RedisLocalHandOffTest {
       org.assertj.core.api.Assertions.assertThatThrownBy(waiting::get).as("the waiter's client closed")
           .hasRootCauseInstanceOf(IllegalStateException.class);
       assertThat(other.inspect(name)).as("given back before close() returned").isEmpty();
-      Lease lease = other.lock(name).tryAcquire().orElseThrow();
-      assertThat(lease.fencingToken()).isGreaterThan(held.fencingToken());
-      assertThat(lease.release()).isTrue();
+      assertFreeFor(other, name, held);
     }
   }
 
@@ -291,9 +289,7 @@ class RedisLocalHandOffTest {
       }
       assertThat(eventually(Duration.ofSeconds(5), () -> other.inspect(name).isEmpty()))
           .as("the grant made for the cancelled waiter was given back").isTrue();
-      Lease lease = other.lock(name).tryAcquire().orElseThrow();
-      assertThat(lease.fencingToken()).isGreaterThan(held.fencingToken());
-      assertThat(lease.release()).isTrue();
+      assertFreeFor(other, name, held);
       assertThat(locks.lock(name).tryAcquire()).as("and its client can take it again").isPresent()
           .get().satisfies(l -> assertThat(l.release()).isTrue());
     }
@@ -319,10 +315,15 @@ class RedisLocalHandOffTest {
       }
       assertThat(eventually(Duration.ofSeconds(5), () -> other.inspect(name).isEmpty()))
           .as("the grant made for the interrupted waiter was given back").isTrue();
-      Lease lease = other.lock(name).tryAcquire().orElseThrow();
-      assertThat(lease.fencingToken()).isGreaterThan(held.fencingToken());
-      assertThat(lease.release()).isTrue();
+      assertFreeFor(other, name, held);
     }
+  }
+
+  /** {@code other} takes the lock at once, with a token past the {@code before} holder's. */
+  private static void assertFreeFor(RedisLockClient other, String name, Lease before) {
+    Lease lease = other.lock(name).tryAcquire().orElseThrow();
+    assertThat(lease.fencingToken()).isGreaterThan(before.fencingToken());
+    assertThat(lease.release()).isTrue();
   }
 
   /** A thread acquiring with a wait, whose parking shows that it waits. */
