@@ -617,29 +617,63 @@ final class RedlockBackend implements LockBackend {
    * confirm it ({@link #verdict}); a lease the answers cannot decide is reported as unknown
    * ({@code null}). A node may answer for some leases and not others (its renewal is split into several
    * script calls and only some failed): a lease it has no answer for counts as no answer from it.
+   *
+   * <p>Decided as soon as the answers so far settle every lease, as an acquisition is: a node that is slow
+   * or paused must not hold the verdict back for its whole node timeout, which may be longer than what is
+   * left of the leases' validity (a majority that confirmed them would then see them lost all the same).
+   * A confirmation counts from when the renewal was sent, so an early verdict is as safe as a late one.
    */
   @Override
   public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
+    RenewRound round = new RenewRound(requests.size());
     List<CompletableFuture<List<Boolean>>> replies = sendToAll(node -> node.renew(requests));
-    return whenAll(replies, (values, failures) -> {
-      List<Boolean> out = new ArrayList<>(requests.size());
-      for (int r = 0; r < requests.size(); r++) {
-        int yes = 0;
-        int no = 0;
-        for (List<Boolean> v : values) {
-          Boolean answer = v == null ? null : v.get(r);
+    for (CompletableFuture<List<Boolean>> reply : replies) {
+      reply.whenComplete(round::onNodeReply);
+    }
+    return round.result;
+  }
+
+  /** One renewal sent to every node: per lease, the nodes that confirmed it and those that did not. */
+  private final class RenewRound {
+    final CompletableFuture<List<Boolean>> result = new CompletableFuture<>();
+    final int[] yes;
+    final int[] no;
+    int unanswered = nodes.size();
+
+    RenewRound(int leases) {
+      yes = new int[leases];
+      no = new int[leases];
+    }
+
+    void onNodeReply(List<Boolean> answers, Throwable failure) {
+      List<Boolean> out;
+      synchronized (this) {
+        unanswered--;
+        if (result.isDone()) {
+          return;
+        }
+        for (int r = 0; answers != null && r < yes.length; r++) {
+          Boolean answer = answers.get(r);
           if (Boolean.TRUE.equals(answer)) {
-            yes++;
+            yes[r]++;
           } else if (Boolean.FALSE.equals(answer)) {
-            no++;
+            no[r]++;
           }
         }
-        Verdict verdict = verdict(yes, no);
-        // UNKNOWN: too few answers to tell, UNCERTAIN for this lease alone, retried within validity
-        out.add(verdict == Verdict.UNKNOWN ? null : verdict == Verdict.YES);
+        out = new ArrayList<>(yes.length);
+        boolean settled = true;
+        for (int r = 0; r < yes.length; r++) {
+          Verdict verdict = verdict(yes[r], no[r]);
+          settled &= verdict != Verdict.UNKNOWN;
+          // UNKNOWN: too few answers to tell, UNCERTAIN for this lease alone, retried within validity
+          out.add(verdict == Verdict.UNKNOWN ? null : verdict == Verdict.YES);
+        }
+        if (!settled && unanswered > 0) {
+          return; // the nodes still to answer decide
+        }
       }
-      return out;
-    });
+      result.complete(out);
+    }
   }
 
   @Override
