@@ -57,9 +57,17 @@ final class AcquireReplyOutput extends CommandOutput<String, String, AcquireRepl
 
   /** @return the decimal number in {@code bytes}, or -1 (and the command's error) if it is not one */
   private long digits(ByteBuffer bytes) {
-    if (bytes == null || !bytes.hasRemaining() || bytes.remaining() > 18) {
+    if (bytes == null || !bytes.hasRemaining()) {
       unexpected();
       return -1;
+    }
+    if (bytes.remaining() > 18) { // may not fit a long: as the generic path reads it, or an error
+      try {
+        return Long.parseLong(decodeString(bytes));
+      } catch (NumberFormatException e) {
+        unexpected();
+        return -1;
+      }
     }
     long value = 0;
     for (int i = bytes.position(); i < bytes.limit(); i++) {

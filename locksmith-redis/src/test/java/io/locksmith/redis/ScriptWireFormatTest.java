@@ -92,6 +92,22 @@ class ScriptWireFormatTest {
     assertThat(notDigits.hasError()).isTrue();
     assertThat(notDigits.get()).isNull();
 
+    AcquireReplyOutput tooLarge = new AcquireReplyOutput();
+    tooLarge.multi(3);
+    tooLarge.set(1L);
+    tooLarge.set(ascii("99999999999999999999"));
+    tooLarge.set(1L);
+    tooLarge.complete(0);
+    assertThat(tooLarge.hasError()).isTrue();
+
+    AcquireReplyOutput nineteenDigits = new AcquireReplyOutput();
+    nineteenDigits.multi(3);
+    nineteenDigits.set(1L);
+    nineteenDigits.set(ascii("1000000000000000000"));
+    nineteenDigits.set(1L);
+    nineteenDigits.complete(0);
+    assertThat(nineteenDigits.get()).isEqualTo(AcquireReply.granted(1_000_000_000_000_000_000L, 1));
+
     AcquireReplyOutput tooShort = new AcquireReplyOutput();
     tooShort.multi(2);
     tooShort.set(1L);
