@@ -13,6 +13,8 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
@@ -117,6 +119,11 @@ final class RedisBackend implements LockBackend, HandOffOps {
   private final Duration commandTimeout;
   private final long waiterRecheckMillis;
   private final long fenceRetentionMillis;
+  /** The two settings above as script arguments, formatted once rather than on every acquire. */
+  private final String waiterRecheckArg;
+  private final String fenceRetentionArg;
+  /** The latest lease time formatted as a script argument (nearly always the same one); see {@link #leaseArg}. */
+  private volatile LeaseArg lastLeaseArg = new LeaseArg(-1, "-1");
   private final TokenRule tokenRule;
   /** The fair lock's operations over this backend's connections. */
   final RedisFairLock fair;
@@ -194,6 +201,8 @@ final class RedisBackend implements LockBackend, HandOffOps {
     this.commandTimeout = commandTimeout;
     this.waiterRecheckMillis = waiterRecheck.toMillis();
     this.fenceRetentionMillis = fenceRetention.toMillis();
+    this.waiterRecheckArg = Long.toString(waiterRecheckMillis);
+    this.fenceRetentionArg = Long.toString(fenceRetentionMillis);
     this.tokenRule = tokenRule;
     this.sharedResources = sharedResources;
     this.fair = new RedisFairLock(this, waiterRecheck, fenceRetention);
@@ -393,7 +402,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
     // a node that cannot be connected to (e.g. it hangs) may be a master the sentinels have replaced; the
     // shared connection, perhaps idle, would not find out by itself
     RedisURI laneTarget = target;
-    return LostHandshake.connect(() -> c.connectAsync(StringCodec.UTF8, laneTarget)).whenComplete((conn, f) -> {
+    return LostHandshake.connect(() -> c.connectAsync(Utf8Codec.INSTANCE, laneTarget)).whenComplete((conn, f) -> {
       if (f != null) {
         checkMasterSoon();
       }
@@ -432,7 +441,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
     }
     List<AutoCloseable> opened = new ArrayList<>();
     CompletableFuture<StatefulRedisConnection<String, String>> first =
-        LostHandshake.connect(() -> client.connectAsync(StringCodec.UTF8, uri));
+        LostHandshake.connect(() -> client.connectAsync(Utf8Codec.INSTANCE, uri));
     CompletableFuture<Void> done = first
         .thenCompose(conn -> {
           opened.add(conn);
@@ -457,7 +466,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
             return policy;
           }));
           return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]))
-              .thenCompose(v -> LostHandshake.connect(() -> client.connectPubSubAsync(StringCodec.UTF8, uri)))
+              .thenCompose(v -> LostHandshake.connect(() -> client.connectPubSubAsync(Utf8Codec.INSTANCE, uri)))
               .thenCompose(ps -> {
                 opened.add(ps);
                 ps.setTimeout(commandTimeout);
@@ -758,18 +767,34 @@ final class RedisBackend implements LockBackend, HandOffOps {
    */
   <T> CompletableFuture<T> run(RedisClusterAsyncCommands<String, String> on, RedisScript script,
       ScriptOutputType type, String what, String[] scriptKeys, String... args) {
+    return run(on, script, what, (c, eval) -> eval ? c.eval(script.text, type, scriptKeys, args)
+        : c.evalsha(script.sha, type, scriptKeys, args));
+  }
+
+  /**
+   * Sends one script call, as {@link #run(RedisClusterAsyncCommands, RedisScript, ScriptOutputType, String,
+   * String[], String...)} does, built by {@code call} (which may read the reply with an output of its own).
+   */
+  <T> CompletableFuture<T> run(RedisClusterAsyncCommands<String, String> on, RedisScript script, String what,
+      ScriptCall<T> call) {
     CompletableFuture<T> out = new CompletableFuture<>();
-    send(on, script, type, what, scriptKeys, args, out, System.nanoTime() + commandTimeout.toNanos(), 0);
+    send(on, script, what, call, out, System.nanoTime() + commandTimeout.toNanos(), 0);
     return out;
   }
 
-  private <T> void send(RedisClusterAsyncCommands<String, String> on, RedisScript script, ScriptOutputType type,
-      String what, String[] scriptKeys, String[] args, CompletableFuture<T> out, long retryDeadline, int attempt) {
+  /** One script call on a connection: by digest, or with its text after the server lost it. */
+  @FunctionalInterface
+  interface ScriptCall<T> {
+    RedisFuture<T> send(RedisClusterAsyncCommands<String, String> commands, boolean withText);
+  }
+
+  private <T> void send(RedisClusterAsyncCommands<String, String> on, RedisScript script, String what,
+      ScriptCall<T> call, CompletableFuture<T> out, long retryDeadline, int attempt) {
     RedisFuture<T> first;
     RedisClusterAsyncCommands<String, String> commands;
     try {
       commands = on != null ? on : commands(what);
-      first = commands.evalsha(script.sha, type, scriptKeys, args);
+      first = call.send(commands, false);
     } catch (RuntimeException e) {
       out.completeExceptionally(RedisExceptions.translate(e, what));
       return;
@@ -779,23 +804,22 @@ final class RedisBackend implements LockBackend, HandOffOps {
         out.complete(value);
       } else if (RedisExceptions.isNoScript(failure)) {
         log.info("Redis lost script {}; reloading it", script);
-        RedisFuture<T> retry = commands.eval(script.text, type, scriptKeys, args);
+        RedisFuture<T> retry = call.send(commands, true);
         retry.whenComplete((v, f) -> {
           if (f == null) {
             out.complete(v);
           } else {
-            failed(on, script, type, what, scriptKeys, args, out, retryDeadline, attempt, f);
+            failed(on, script, what, call, out, retryDeadline, attempt, f);
           }
         });
       } else {
-        failed(on, script, type, what, scriptKeys, args, out, retryDeadline, attempt, failure);
+        failed(on, script, what, call, out, retryDeadline, attempt, failure);
       }
     });
   }
 
-  private <T> void failed(RedisClusterAsyncCommands<String, String> on, RedisScript script, ScriptOutputType type,
-      String what, String[] scriptKeys, String[] args, CompletableFuture<T> out, long retryDeadline, int attempt,
-      Throwable failure) {
+  private <T> void failed(RedisClusterAsyncCommands<String, String> on, RedisScript script, String what,
+      ScriptCall<T> call, CompletableFuture<T> out, long retryDeadline, int attempt, Throwable failure) {
     long delayMillis = Math.min(100, 5L << Math.min(attempt, 5));
     ClientResources r = resources;
     if (cluster != null && !closed && r != null && RedisExceptions.isTryAgain(failure)
@@ -808,8 +832,8 @@ final class RedisBackend implements LockBackend, HandOffOps {
                   + commandTimeout.toMillis() + " ms")), retryDeadline - System.nanoTime(), TimeUnit.NANOSECONDS);
           out.whenComplete((v, f) -> guard.cancel(false));
         }
-        r.eventExecutorGroup().schedule(() -> send(on, script, type, what, scriptKeys, args, out, retryDeadline,
-            attempt + 1), delayMillis, TimeUnit.MILLISECONDS);
+        r.eventExecutorGroup().schedule(() -> send(on, script, what, call, out, retryDeadline, attempt + 1),
+            delayMillis, TimeUnit.MILLISECONDS);
         return;
       } catch (RuntimeException e) { // shutting down
         log.debug("cannot retry after TRYAGAIN: {}", e.toString());
@@ -961,7 +985,22 @@ final class RedisBackend implements LockBackend, HandOffOps {
    */
   CompletionStage<AcquireReply> runAcquire(LockOps ops, RedisScript script, AcquireCall call, String name,
       String owner, AcquireMode mode, String waiterId) {
-    return runAcquire(ops, script, call, name, owner, mode, waiterId, RedisBackend::toAcquireReply);
+    // the common reply is read straight off the wire (AcquireReplyOutput): no list, boxed numbers or token
+    // string in between, on the event-loop thread every grant passes through
+    return runAcquire(ops, call, name, owner, mode, waiterId, on -> run(on, script, call.what,
+        (c, withText) -> c.dispatch(withText ? CommandType.EVAL : CommandType.EVALSHA, new AcquireReplyOutput(),
+            scriptArgs(withText ? script.text : script.sha, call.keys, call.args))).thenApply(reply -> {
+              if (reply == null) { // AcquireReplyOutput reports a malformed reply as an error; never left as null
+                throw new IllegalStateException("no reply to " + call.what);
+              }
+              return reply;
+            }));
+  }
+
+  /** The arguments of {@code EVAL}/{@code EVALSHA}, as Lettuce's own command builder lays them out. */
+  private static CommandArgs<String, String> scriptArgs(String textOrDigest, String[] scriptKeys, String[] args) {
+    return new CommandArgs<>(Utf8Codec.INSTANCE).add(textOrDigest).add(scriptKeys.length).addKeys(scriptKeys)
+        .addValues(args);
   }
 
   /**
@@ -973,18 +1012,27 @@ final class RedisBackend implements LockBackend, HandOffOps {
    */
   CompletionStage<AcquireReply> runAcquire(LockOps ops, RedisScript script, AcquireCall call, String name,
       String owner, AcquireMode mode, String waiterId, Function<List<Object>, AcquireReply> parse) {
+    return runAcquire(ops, call, name, owner, mode, waiterId, on -> this.<List<Object>>run(on, script,
+        ScriptOutputType.MULTI, call.what, call.keys, call.args).thenApply(parse));
+  }
+
+  /**
+   * See {@link #runAcquire(LockOps, RedisScript, AcquireCall, String, String, AcquireMode, String)}.
+   *
+   * @param send sends the script on the given connection's commands (null: the shared connection)
+   */
+  private CompletionStage<AcquireReply> runAcquire(LockOps ops, AcquireCall call, String name, String owner,
+      AcquireMode mode, String waiterId,
+      Function<RedisClusterAsyncCommands<String, String>, CompletableFuture<AcquireReply>> send) {
     ReplicaAckLanes l = lanes;
     if (replicaAcks == 0 || mode == AcquireMode.REENTER || l == null) {
-      CompletionStage<List<Object>> raw = run(script, ScriptOutputType.MULTI, call.what, call.keys, call.args);
-      return trackWaiter(name, waiterId, raw.thenApply(parse));
+      return trackWaiter(name, waiterId, send.apply(null));
     }
     return l.borrow().handle((lane, f) -> {
       if (f != null) {
         return CompletableFuture.<AcquireReply>failedFuture(RedisExceptions.translate(f, call.what));
       }
-      CompletableFuture<List<Object>> raw =
-          run(lane.lane().commands(), script, ScriptOutputType.MULTI, call.what, call.keys, call.args);
-      return trackWaiter(name, waiterId, raw.thenApply(parse)).handle((reply, failed) -> {
+      return trackWaiter(name, waiterId, send.apply(lane.lane().commands())).handle((reply, failed) -> {
         if (failed != null) {
           laneFailed(l, lane, failed);
           return CompletableFuture.<AcquireReply>failedFuture(failed);
@@ -1080,13 +1128,28 @@ final class RedisBackend implements LockBackend, HandOffOps {
     String lock = keys.lock(name);
     return new AcquireCall("acquire lock '" + name + "'",
         new String[] {lock, RedisKeys.waiters(lock), RedisKeys.fence(lock)},
-        new String[] {owner, Long.toString(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
-            waiterId == null ? "" : waiterId, Long.toString(waiterRecheckMillis),
-            Long.toString(fenceRetentionMillis), tokenRule.arg});
+        new String[] {owner, leaseArg(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
+            waiterId == null ? "" : waiterId, waiterRecheckArg, fenceRetentionArg, tokenRule.arg});
   }
 
   /** See {@link #acquireCall}. */
   record AcquireCall(String what, String[] keys, String[] args) {}
+
+  /** A lease time and its decimal text. */
+  private record LeaseArg(long millis, String text) {}
+
+  /**
+   * {@code leaseMillis} as a script argument. A client's locks nearly always share one lease time, so the
+   * text of the latest one is kept (racing callers at worst format it again).
+   */
+  String leaseArg(long leaseMillis) {
+    LeaseArg last = lastLeaseArg;
+    if (last.millis() != leaseMillis) {
+      last = new LeaseArg(leaseMillis, Long.toString(leaseMillis));
+      lastLeaseArg = last;
+    }
+    return last.text();
+  }
 
   /**
    * Raises this node's token counter for {@code name} to at least {@code token} and, if {@code owner}
@@ -1155,8 +1218,8 @@ final class RedisBackend implements LockBackend, HandOffOps {
     String lock = keys.lock(name);
     CompletionStage<List<Object>> reply = run(RedisScript.RELEASE_HANDOFF, ScriptOutputType.MULTI,
         "release lock '" + name + "'", new String[] {lock, RedisKeys.waiters(lock), RedisKeys.fence(lock)},
-        owner, channelPrefix, EXCLUSIVE_TAG + name, nextOwner, Long.toString(nextLeaseMillis), nextWaiterId,
-        Long.toString(fenceRetentionMillis), tokenRule.arg, Integer.toString(HAND_OFF_COHORT),
+        owner, channelPrefix, EXCLUSIVE_TAG + name, nextOwner, leaseArg(nextLeaseMillis), nextWaiterId,
+        fenceRetentionArg, tokenRule.arg, Integer.toString(HAND_OFF_COHORT),
         Long.toString(HAND_OFF_RESERVATION_MILLIS));
     return reply.thenApply(r -> {
       long code = (Long) r.get(0);

