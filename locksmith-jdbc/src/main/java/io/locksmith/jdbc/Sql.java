@@ -17,6 +17,17 @@ final class Sql {
   /** ns, kind, name: the lock row's key. */
   private static final String KEY = "namespace = ? AND kind = ? AND lock_name = ?";
 
+  /**
+   * PostgreSQL: an exclusive lock's row uses its {@code permits} column (a semaphore's count, unused by a
+   * lock) as its waiter mark: every registration of a waiter for the lock bumps it in the same statement
+   * that finds the lock taken, under the row's lock; only {@link #wakeAndClear} sets it back to null, and
+   * only when no live registration is left and nobody bumped it since the release read it. A release that
+   * finds it null therefore knows that no waiter registered before the release took the row (a
+   * registration that committed after the release's snapshot changed the row, and the release, which
+   * reads the newest version of the row it updates, sees the bump), and skips the wake-up query.
+   */
+  static final String MARK = "permits";
+
   // ---------------------------------------------------------------- exclusive lock
   /**
    * Grant to a new owner if free or expired, or again to the same owner (hold count 1, its token):
@@ -24,7 +35,13 @@ final class Sql {
    * followed by {@link #read}.
    */
   final String grant;
-  /** PostgreSQL: {@link #grant} plus the waiter's registration (or its removal when granted). */
+  /**
+   * PostgreSQL: {@link #grant} plus, when refused, the waiter's registration and the lock row's waiter
+   * mark ({@link #MARK}), or, when granted, the removal of the waiter's registration: ns, kind, name,
+   * owner, lease ms, ns, kind, name, waiter, channel, ttl ms, ns, kind, name, waiter, ns, kind, name (the
+   * mark), ns, kind, name. One row: token, holds (null if refused), the holder's remaining ms, whether the row was
+   * marked (refused only).
+   */
   final String grantOrRegister;
   /** ns, kind, name → owner, holds, token, remaining ms. */
   final String read;
@@ -92,6 +109,19 @@ final class Sql {
    * flight waits for the row and then finds the lock free).
    */
   final String releaseAndWake;
+  /**
+   * PostgreSQL: {@link #release} that also returns the lock row's waiter mark ({@link #MARK}): threshold
+   * x3, ns, kind, name, owner → holds, mark (null: no waiter registered since the mark was last cleared).
+   */
+  final String releaseMarked;
+  /**
+   * PostgreSQL, after a {@link #releaseMarked} that found the row marked (in its own transaction, so it
+   * sees every registration that committed before the release): wakes the oldest waiter if the lock is
+   * free, and clears the mark if it still has the value the release saw and no other live registration
+   * is left: ns, kind, name (the row, locked first), ns, kind, name, limit, ns, kind, name, ns, kind,
+   * name, mark seen, kind, name → one row per woken waiter.
+   */
+  final String wakeAndClear;
   /** ns, kind, name → count. */
   final String waitersCount;
   /** ns. */
@@ -129,14 +159,21 @@ final class Sql {
         // The waiter registers in the statement that finds the lock taken: a release commits after it
         // (it waits for this statement's row lock) and then finds the waiter, or before it, and then
         // this statement finds the lock free. No window for a lost wake-up.
+        // The waiter mark is bumped by a statement of its own in the same WITH: the grant only locked the
+        // row (its WHERE was false), so this is the row's one change in the statement. It finds the row
+        // unless the row was inserted by another transaction after this statement's snapshot (the first
+        // use of a name, raced); then m reports 0 and the caller asks again at once instead of waiting.
         grantOrRegister = "WITH g AS (" + grant + "),"
             + " w AS (INSERT INTO " + w + " (namespace, kind, lock_name, waiter_id, channel, since, expires_at)"
             + " SELECT ?, ?, ?, ?, ?, " + now + ", " + now + " + ? WHERE NOT EXISTS (SELECT 1 FROM g)"
             + " ON CONFLICT (namespace, kind, lock_name, waiter_id) DO UPDATE SET expires_at = EXCLUDED.expires_at),"
-            + " d AS (DELETE FROM " + w + " WHERE " + KEY + " AND waiter_id = ? AND EXISTS (SELECT 1 FROM g))"
-            + " SELECT token, holds, CAST(NULL AS BIGINT) FROM g"
-            + " UNION ALL SELECT NULL, NULL, h.expires_at - " + now + " FROM " + t + " h"
-            + " WHERE NOT EXISTS (SELECT 1 FROM g) AND h.namespace = ? AND h.kind = ? AND h.lock_name = ?";
+            + " d AS (DELETE FROM " + w + " WHERE " + KEY + " AND waiter_id = ? AND EXISTS (SELECT 1 FROM g)),"
+            + " m AS (UPDATE " + t + " SET " + MARK + " = COALESCE(" + MARK + ", 0) % 1000000000 + 1"
+            + " WHERE " + KEY + " AND NOT EXISTS (SELECT 1 FROM g) RETURNING 1)"
+            + " SELECT token, holds, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT) FROM g"
+            + " UNION ALL SELECT NULL, NULL, (SELECT h.expires_at - " + now + " FROM " + t + " h"
+            + " WHERE h.namespace = ? AND h.kind = ? AND h.lock_name = ?), (SELECT COUNT(*) FROM m)"
+            + " WHERE NOT EXISTS (SELECT 1 FROM g)";
         reenter = "UPDATE " + t + " SET holds = holds + 1, expires_at = GREATEST(expires_at, " + now + " + ?)"
             + " WHERE " + KEY + " AND owner = ? AND expires_at > " + now + " RETURNING token, holds";
         release = releaseSql(t) + " RETURNING holds";
@@ -158,6 +195,22 @@ final class Sql {
         releaseAndWake = release + "; " + wake.replace(" ORDER BY since", " AND EXISTS (SELECT 1 FROM " + t
             + " f WHERE f.namespace = ? AND f.kind = ? AND f.lock_name = ? AND (f.owner IS NULL OR f.expires_at <= "
             + now + ")) ORDER BY since");
+        releaseMarked = releaseSql(t) + " RETURNING holds, " + MARK;
+        // The lock row is locked first (lk), as a registration (which locks the row, then upserts its
+        // waiter row) and releaseAndWake (the release holds the row through the wake) do: taking a waiter
+        // row before the lock row could deadlock with a registration of that waiter.
+        wakeAndClear = "WITH lk AS (SELECT owner, expires_at FROM " + t + " WHERE " + KEY + " FOR UPDATE),"
+            + " pick AS (SELECT waiter_id FROM " + w + " WHERE " + KEY + " AND expires_at > " + now
+            + " AND EXISTS (SELECT 1 FROM lk WHERE lk.owner IS NULL OR lk.expires_at <= " + now + ")"
+            + " ORDER BY since, waiter_id LIMIT ? FOR UPDATE SKIP LOCKED),"
+            + " woken AS (DELETE FROM " + w + " x WHERE x.namespace = ? AND x.kind = ? AND x.lock_name = ?"
+            + " AND x.waiter_id IN (SELECT waiter_id FROM pick) RETURNING x.waiter_id, x.channel),"
+            + " clear AS (UPDATE " + t + " c SET " + MARK + " = NULL WHERE c.namespace = ? AND c.kind = ?"
+            + " AND c.lock_name = ? AND c." + MARK + " = ? AND EXISTS (SELECT 1 FROM lk)"
+            + " AND NOT EXISTS (SELECT 1 FROM " + w + " y"
+            + " WHERE y.namespace = c.namespace AND y.kind = c.kind AND y.lock_name = c.lock_name AND y.expires_at > " + now
+            + " AND y.waiter_id NOT IN (SELECT waiter_id FROM woken)))"
+            + " SELECT pg_notify(channel, ? || chr(10) || waiter_id || chr(10) || ?) FROM woken";
         waitersCount = "SELECT COUNT(*) FROM " + w + " WHERE " + KEY + " AND expires_at > " + now;
         purgeWaiters = "DELETE FROM " + w + " WHERE namespace = ? AND expires_at <= " + now;
       }
@@ -185,6 +238,7 @@ final class Sql {
             + " ON DUPLICATE KEY UPDATE permits = VALUES(permits)";
         nextToken = "SELECT " + next;
         waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
+        releaseMarked = wakeAndClear = null;
       }
       case H2 -> {
         now = "DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)";
@@ -212,6 +266,7 @@ final class Sql {
             + " WHEN NOT MATCHED THEN INSERT (namespace, kind, lock_name, permits) VALUES (s.ns, s.k, s.nm, s.pm)";
         nextToken = "SELECT " + next;
         waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
+        releaseMarked = wakeAndClear = null;
       }
       default -> throw new IllegalArgumentException(String.valueOf(dialect));
     }
