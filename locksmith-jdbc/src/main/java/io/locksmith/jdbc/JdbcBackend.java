@@ -186,7 +186,8 @@ final class JdbcBackend implements LockBackend {
         i = bindKey(ps, i, LOCK, name);
         ps.setString(i++, waiterId);
         i = bindKey(ps, i, LOCK, name); // the mark
-        bindKey(ps, i, LOCK, name);
+        i = bindKey(ps, i, LOCK, name); // the holder's remaining time
+        bindKey(ps, i, LOCK, name); // is it marked
         try (ResultSet rs = ps.executeQuery()) {
           long remaining = -1;
           boolean marked = false;
@@ -297,12 +298,13 @@ final class JdbcBackend implements LockBackend {
   /**
    * PostgreSQL, a name not seen contended lately: the release alone, which also reads the lock row's
    * waiter mark ({@link Sql#MARK}); only a marked row (or a release that found the lease gone) is
-   * followed by the wake-up, in a round trip of its own after the release committed.
+   * followed by the wake-up ({@link Sql#wakeIfFree}), in a round trip of its own after the release
+   * committed.
    */
   private int releaseMarked(Connection c, String name, String owner, boolean all) throws SQLException {
     int threshold = all ? Integer.MAX_VALUE : 1;
     int left = -1;
-    long mark = 0;
+    boolean marked = false;
     try (PreparedStatement ps = db.prepare(c, sql.releaseMarked)) {
       ps.setInt(1, threshold);
       ps.setInt(2, threshold);
@@ -312,27 +314,23 @@ final class JdbcBackend implements LockBackend {
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
           left = rs.getInt(1);
-          mark = rs.getLong(2); // 0 when null: no mark
+          rs.getInt(2);
+          marked = !rs.wasNull();
         }
       }
     }
-    if (left > 0 || (left == 0 && mark == 0)) {
+    if (left > 0 || (left == 0 && !marked)) {
       return left; // still held, or free with no waiter registered before this release
     }
-    if (mark != 0) {
+    if (marked) {
       contention.saw(name);
     }
-    try (PreparedStatement ps = db.prepare(c, sql.wakeAndClear)) {
-      int i = bindKey(ps, 1, LOCK, name); // the lock row, locked first
-      i = bindKey(ps, i, LOCK, name); // its waiters, if it is free now
+    // marked, or the release found no lease of ours (expired): wake as releaseAndWake would
+    try (PreparedStatement ps = db.prepare(c, sql.wakeIfFree)) {
+      int i = bindKey(ps, 1, LOCK, name); // its waiters
+      i = bindKey(ps, i, LOCK, name); // ... if the lock row is free now
       ps.setInt(i++, 1);
       i = bindKey(ps, i, LOCK, name);
-      i = bindKey(ps, i, LOCK, name); // the mark to clear
-      if (mark != 0) {
-        ps.setLong(i++, mark);
-      } else {
-        ps.setNull(i++, java.sql.Types.BIGINT); // the release found no row of ours: wake only
-      }
       ps.setString(i++, String.valueOf(LOCK));
       ps.setString(i, name);
       try (ResultSet rs = ps.executeQuery()) {

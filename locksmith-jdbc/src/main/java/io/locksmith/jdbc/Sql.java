@@ -19,12 +19,12 @@ final class Sql {
 
   /**
    * PostgreSQL: an exclusive lock's row uses its {@code permits} column (a semaphore's count, unused by a
-   * lock) as its waiter mark: every registration of a waiter for the lock bumps it in the same statement
-   * that finds the lock taken, under the row's lock; only {@link #wakeAndClear} sets it back to null, and
-   * only when no live registration is left and nobody bumped it since the release read it. A release that
-   * finds it null therefore knows that no waiter registered before the release took the row (a
-   * registration that committed after the release's snapshot changed the row, and the release, which
-   * reads the newest version of the row it updates, sees the bump), and skips the wake-up query.
+   * lock) as its waiter mark: null until a waiter first registers for the lock, then 1 for good (until
+   * the row is purged, long after its last lease). Every registration sets it in the statement that finds
+   * the lock taken, under the row's lock. A release updates (and returns) the newest version of the row,
+   * so it finds the mark whenever a waiter registered before the release took the row; one that finds
+   * it null skips the wake-up query. Never clearing it keeps that simple: a snapshot that shows the mark
+   * set is never stale, so a registration need not lock or write the row again to be sure of it.
    */
   static final String MARK = "permits";
 
@@ -39,8 +39,8 @@ final class Sql {
    * PostgreSQL: {@link #grant} plus, when refused, the waiter's registration and the lock row's waiter
    * mark ({@link #MARK}), or, when granted, the removal of the waiter's registration: ns, kind, name,
    * owner, lease ms, ns, kind, name, waiter, channel, ttl ms, ns, kind, name, waiter, ns, kind, name (the
-   * mark), ns, kind, name. One row: token, holds (null if refused), the holder's remaining ms, whether the row was
-   * marked (refused only).
+   * mark), ns, kind, name, ns, kind, name (is it marked). One row: token, holds (null if refused), the
+   * holder's remaining ms, and, when refused, whether the row is marked (0: the row was not seen).
    */
   final String grantOrRegister;
   /** ns, kind, name → owner, holds, token, remaining ms. */
@@ -111,17 +111,16 @@ final class Sql {
   final String releaseAndWake;
   /**
    * PostgreSQL: {@link #release} that also returns the lock row's waiter mark ({@link #MARK}): threshold
-   * x3, ns, kind, name, owner → holds, mark (null: no waiter registered since the mark was last cleared).
+   * x3, ns, kind, name, owner → holds, mark (null: no waiter ever registered for the lock).
    */
   final String releaseMarked;
   /**
-   * PostgreSQL, after a {@link #releaseMarked} that found the row marked (in its own transaction, so it
-   * sees every registration that committed before the release): wakes the oldest waiter if the lock is
-   * free, and clears the mark if it still has the value the release saw and no other live registration
-   * is left: ns, kind, name (the row, locked first), ns, kind, name, limit, ns, kind, name, ns, kind,
-   * name, mark seen, kind, name → one row per woken waiter.
+   * PostgreSQL: {@link #wake} if the lock row is free now: ns, kind, name, ns, kind, name, limit, ns, kind,
+   * name, kind, name → one row per woken waiter. After {@link #release} in {@link #releaseAndWake}; alone
+   * after a {@link #releaseMarked} that found the row marked (its own transaction, after the release
+   * committed, so it sees every registration that committed before the release took the row).
    */
-  final String wakeAndClear;
+  final String wakeIfFree;
   /** ns, kind, name → count. */
   final String waitersCount;
   /** ns. */
@@ -159,20 +158,23 @@ final class Sql {
         // The waiter registers in the statement that finds the lock taken: a release commits after it
         // (it waits for this statement's row lock) and then finds the waiter, or before it, and then
         // this statement finds the lock free. No window for a lost wake-up.
-        // The waiter mark is bumped by a statement of its own in the same WITH: the grant only locked the
-        // row (its WHERE was false), so this is the row's one change in the statement. It finds the row
-        // unless the row was inserted by another transaction after this statement's snapshot (the first
-        // use of a name, raced); then m reports 0 and the caller asks again at once instead of waiting.
+        // The waiter mark (set once, never cleared, see MARK): m sets it only if this statement's snapshot
+        // of the row shows it unset, so that a hot lock's refusals do not each write the row (a snapshot
+        // that shows it set is right: it stays set). The statement misses the row only if another
+        // transaction inserted it after the snapshot (the first use of a name, raced): then the last column
+        // is 0 and the caller asks again at once.
         grantOrRegister = "WITH g AS (" + grant + "),"
             + " w AS (INSERT INTO " + w + " (namespace, kind, lock_name, waiter_id, channel, since, expires_at)"
             + " SELECT ?, ?, ?, ?, ?, " + now + ", " + now + " + ? WHERE NOT EXISTS (SELECT 1 FROM g)"
             + " ON CONFLICT (namespace, kind, lock_name, waiter_id) DO UPDATE SET expires_at = EXCLUDED.expires_at),"
             + " d AS (DELETE FROM " + w + " WHERE " + KEY + " AND waiter_id = ? AND EXISTS (SELECT 1 FROM g)),"
-            + " m AS (UPDATE " + t + " SET " + MARK + " = COALESCE(" + MARK + ", 0) % 1000000000 + 1"
-            + " WHERE " + KEY + " AND NOT EXISTS (SELECT 1 FROM g) RETURNING 1)"
+            + " m AS (UPDATE " + t + " SET " + MARK + " = 1 WHERE " + KEY + " AND " + MARK + " IS NULL"
+            + " AND NOT EXISTS (SELECT 1 FROM g) RETURNING 1)"
             + " SELECT token, holds, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT) FROM g"
             + " UNION ALL SELECT NULL, NULL, (SELECT h.expires_at - " + now + " FROM " + t + " h"
             + " WHERE h.namespace = ? AND h.kind = ? AND h.lock_name = ?), (SELECT COUNT(*) FROM m)"
+            + " + (SELECT COUNT(*) FROM " + t + " k WHERE k.namespace = ? AND k.kind = ? AND k.lock_name = ?"
+            + " AND k." + MARK + " IS NOT NULL)"
             + " WHERE NOT EXISTS (SELECT 1 FROM g)";
         reenter = "UPDATE " + t + " SET holds = holds + 1, expires_at = GREATEST(expires_at, " + now + " + ?)"
             + " WHERE " + KEY + " AND owner = ? AND expires_at > " + now + " RETURNING token, holds";
@@ -192,25 +194,12 @@ final class Sql {
             + " woken AS (DELETE FROM " + w + " x WHERE x.namespace = ? AND x.kind = ? AND x.lock_name = ?"
             + " AND x.waiter_id IN (SELECT waiter_id FROM pick) RETURNING x.waiter_id, x.channel)"
             + " SELECT pg_notify(channel, ? || chr(10) || waiter_id || chr(10) || ?) FROM woken";
-        releaseAndWake = release + "; " + wake.replace(" ORDER BY since", " AND EXISTS (SELECT 1 FROM " + t
+
+        releaseMarked = releaseSql(t) + " RETURNING holds, " + MARK;
+        wakeIfFree = wake.replace(" ORDER BY since", " AND EXISTS (SELECT 1 FROM " + t
             + " f WHERE f.namespace = ? AND f.kind = ? AND f.lock_name = ? AND (f.owner IS NULL OR f.expires_at <= "
             + now + ")) ORDER BY since");
-        releaseMarked = releaseSql(t) + " RETURNING holds, " + MARK;
-        // The lock row is locked first (lk), as a registration (which locks the row, then upserts its
-        // waiter row) and releaseAndWake (the release holds the row through the wake) do: taking a waiter
-        // row before the lock row could deadlock with a registration of that waiter.
-        wakeAndClear = "WITH lk AS (SELECT owner, expires_at FROM " + t + " WHERE " + KEY + " FOR UPDATE),"
-            + " pick AS (SELECT waiter_id FROM " + w + " WHERE " + KEY + " AND expires_at > " + now
-            + " AND EXISTS (SELECT 1 FROM lk WHERE lk.owner IS NULL OR lk.expires_at <= " + now + ")"
-            + " ORDER BY since, waiter_id LIMIT ? FOR UPDATE SKIP LOCKED),"
-            + " woken AS (DELETE FROM " + w + " x WHERE x.namespace = ? AND x.kind = ? AND x.lock_name = ?"
-            + " AND x.waiter_id IN (SELECT waiter_id FROM pick) RETURNING x.waiter_id, x.channel),"
-            + " clear AS (UPDATE " + t + " c SET " + MARK + " = NULL WHERE c.namespace = ? AND c.kind = ?"
-            + " AND c.lock_name = ? AND c." + MARK + " = ? AND EXISTS (SELECT 1 FROM lk)"
-            + " AND NOT EXISTS (SELECT 1 FROM " + w + " y"
-            + " WHERE y.namespace = c.namespace AND y.kind = c.kind AND y.lock_name = c.lock_name AND y.expires_at > " + now
-            + " AND y.waiter_id NOT IN (SELECT waiter_id FROM woken)))"
-            + " SELECT pg_notify(channel, ? || chr(10) || waiter_id || chr(10) || ?) FROM woken";
+        releaseAndWake = release + "; " + wakeIfFree;
         waitersCount = "SELECT COUNT(*) FROM " + w + " WHERE " + KEY + " AND expires_at > " + now;
         purgeWaiters = "DELETE FROM " + w + " WHERE namespace = ? AND expires_at <= " + now;
       }
@@ -238,7 +227,7 @@ final class Sql {
             + " ON DUPLICATE KEY UPDATE permits = VALUES(permits)";
         nextToken = "SELECT " + next;
         waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
-        releaseMarked = wakeAndClear = null;
+        releaseMarked = wakeIfFree = null;
       }
       case H2 -> {
         now = "DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)";
@@ -266,7 +255,7 @@ final class Sql {
             + " WHEN NOT MATCHED THEN INSERT (namespace, kind, lock_name, permits) VALUES (s.ns, s.k, s.nm, s.pm)";
         nextToken = "SELECT " + next;
         waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
-        releaseMarked = wakeAndClear = null;
+        releaseMarked = wakeIfFree = null;
       }
       default -> throw new IllegalArgumentException(String.valueOf(dialect));
     }
