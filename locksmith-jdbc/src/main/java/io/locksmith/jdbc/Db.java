@@ -81,6 +81,12 @@ final class Db {
       return th;
     });
     t.setRemoveOnCancelPolicy(true);
+    // A no-op that is always due before any call's deadline (its period is at most one command
+    // timeout): a deadline scheduled behind it never becomes the head of the timer's queue, so
+    // scheduling one does not wake the timer thread (a wake-up per call otherwise, as the previous
+    // deadline was cancelled and removed). The timer thread runs it and sleeps again, twice a timeout.
+    long period = timeoutNanos / 2 >= TimeUnit.MILLISECONDS.toNanos(10) ? timeoutNanos / 2 : timeoutNanos;
+    t.scheduleAtFixedRate(() -> { }, period, period, TimeUnit.NANOSECONDS);
     this.timer = t;
   }
 

@@ -51,6 +51,8 @@ final class JdbcBackend implements LockBackend {
   private io.locksmith.spi.BackendEvents events = io.locksmith.spi.BackendEvents.NONE;
   private PgListener listener;
   private JdbcSemaphoreOps semaphoreWakes;
+  /** PostgreSQL: names this client saw contended lately, to pick the cheaper statements for the others. */
+  private final Contention contention = new Contention();
 
   /** What the builder validated. */
   record Settings(DataSource dataSource, DataSource listenerDataSource, JdbcDialect dialect, String table,
@@ -151,16 +153,28 @@ final class JdbcBackend implements LockBackend {
   private AcquireReply grant(Connection c, String name, String owner, long leaseMillis, String waiterId)
       throws SQLException {
     if (sql.dialect == JdbcDialect.POSTGRESQL) {
-      if (waiterId == null) {
+      // A name not seen contended lately is asked with the plain grant first (the registration's parts of
+      // grantOrRegister cost about as much as the grant itself even when they do nothing); only a refusal
+      // is followed by grantOrRegister, which asks again and registers in one statement. A waiter that
+      // may already be registered (refused before) goes straight there: its grant removes the registration.
+      if (waiterId == null || (!contention.recent(name) && !local.knows(waiterId))) {
         try (PreparedStatement ps = db.prepare(c, sql.grant)) {
           bindKey(ps, 1, LOCK, name);
           ps.setString(4, owner);
           ps.setLong(5, leaseMillis);
           try (ResultSet rs = ps.executeQuery()) {
-            return rs.next() ? AcquireReply.granted(rs.getLong(1), rs.getInt(2)) : AcquireReply.busy(0);
+            if (rs.next()) {
+              local.remove(waiterId);
+              return AcquireReply.granted(rs.getLong(1), rs.getInt(2));
+            }
           }
         }
+        contention.saw(name);
+        if (waiterId == null) {
+          return AcquireReply.busy(0);
+        }
       }
+      contention.saw(name);
       try (PreparedStatement ps = db.prepare(c, sql.grantOrRegister)) {
         int i = bindKey(ps, 1, LOCK, name);
         ps.setString(i++, owner);
@@ -171,9 +185,12 @@ final class JdbcBackend implements LockBackend {
         ps.setLong(i++, waiterTtlMillis());
         i = bindKey(ps, i, LOCK, name);
         ps.setString(i++, waiterId);
-        bindKey(ps, i, LOCK, name);
+        i = bindKey(ps, i, LOCK, name); // the mark
+        i = bindKey(ps, i, LOCK, name); // the holder's remaining time
+        bindKey(ps, i, LOCK, name); // is it marked
         try (ResultSet rs = ps.executeQuery()) {
           long remaining = -1;
+          boolean marked = false;
           while (rs.next()) {
             long token = rs.getLong(1);
             if (!rs.wasNull()) {
@@ -181,9 +198,15 @@ final class JdbcBackend implements LockBackend {
               return AcquireReply.granted(token, rs.getInt(2));
             }
             remaining = rs.getLong(3);
+            if (rs.wasNull()) {
+              remaining = -1;
+            }
+            marked = rs.getLong(4) > 0;
           }
           local.refused(LOCK, name, waiterId);
-          return AcquireReply.busy(recheckMillis(remaining));
+          // Unmarked: the row was not in this statement's snapshot (inserted concurrently), so a release
+          // may skip the wake-up query; ask again at once, which marks it (or is granted).
+          return AcquireReply.busy(marked ? recheckMillis(remaining) : 1);
         }
       }
     }
@@ -227,7 +250,10 @@ final class JdbcBackend implements LockBackend {
   @Override
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
     if (notifies()) {
-      return db.call("release '" + name + "'", c -> releaseAndWake(c, name, owner, all), null);
+      if (contention.recent(name)) {
+        return db.call("release '" + name + "'", c -> releaseAndWake(c, name, owner, all), null);
+      }
+      return db.call("release '" + name + "'", c -> releaseMarked(c, name, owner, all), null);
     }
     return db.call("release '" + name + "'", c -> {
       int left = releaseRow(c, name, owner, all);
@@ -267,6 +293,56 @@ final class JdbcBackend implements LockBackend {
       }
       return left;
     }
+  }
+
+  /**
+   * PostgreSQL, a name not seen contended lately: the release alone, which also reads the lock row's
+   * waiter mark ({@link Sql#MARK}); only a marked row (or a release that found the lease gone) is
+   * followed by the wake-up ({@link Sql#wakeIfFree}), in a round trip of its own after the release
+   * committed.
+   */
+  private int releaseMarked(Connection c, String name, String owner, boolean all) throws SQLException {
+    int threshold = all ? Integer.MAX_VALUE : 1;
+    int left = -1;
+    boolean marked = false;
+    try (PreparedStatement ps = db.prepare(c, sql.releaseMarked)) {
+      ps.setInt(1, threshold);
+      ps.setInt(2, threshold);
+      ps.setInt(3, threshold);
+      bindKey(ps, 4, LOCK, name);
+      ps.setString(7, owner);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          left = rs.getInt(1);
+          rs.getInt(2);
+          marked = !rs.wasNull();
+        }
+      }
+    }
+    if (left > 0 || (left == 0 && !marked)) {
+      return left; // still held, or free with no waiter registered before this release
+    }
+    if (marked) {
+      contention.saw(name);
+    }
+    // marked, or the release found no lease of ours (expired): wake as releaseAndWake would
+    try (PreparedStatement ps = db.prepare(c, sql.wakeIfFree)) {
+      int i = bindKey(ps, 1, LOCK, name); // its waiters
+      i = bindKey(ps, i, LOCK, name); // ... if the lock row is free now
+      ps.setInt(i++, 1);
+      i = bindKey(ps, i, LOCK, name);
+      ps.setString(i++, String.valueOf(LOCK));
+      ps.setString(i, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          // one row per notified waiter
+        }
+      }
+    } catch (SQLException e) {
+      // the release itself committed; a waiter that was not woken re-checks at its backstop
+      log.debug("could not wake a waiter of '{}': {}", name, e.toString());
+    }
+    return left;
   }
 
   private int releaseRow(Connection c, String name, String owner, boolean all) throws SQLException {

@@ -38,6 +38,11 @@ final class LocalWaiters {
     return w.attempts();
   }
 
+  /** @return whether {@code waiterId} was refused before and is still waiting (it may be registered) */
+  boolean knows(String waiterId) {
+    return waiterId != null && waiters.containsKey(waiterId);
+  }
+
   void remove(String waiterId) {
     if (waiterId != null) {
       waiters.remove(waiterId);

@@ -17,6 +17,17 @@ final class Sql {
   /** ns, kind, name: the lock row's key. */
   private static final String KEY = "namespace = ? AND kind = ? AND lock_name = ?";
 
+  /**
+   * PostgreSQL: an exclusive lock's row uses its {@code permits} column (a semaphore's count, unused by a
+   * lock) as its waiter mark: null until a waiter first registers for the lock, then 1 for good (until
+   * the row is purged, long after its last lease). Every registration sets it in the statement that finds
+   * the lock taken, under the row's lock. A release updates (and returns) the newest version of the row,
+   * so it finds the mark whenever a waiter registered before the release took the row; one that finds
+   * it null skips the wake-up query. Never clearing it keeps that simple: a snapshot that shows the mark
+   * set is never stale, so a registration need not lock or write the row again to be sure of it.
+   */
+  static final String MARK = "permits";
+
   // ---------------------------------------------------------------- exclusive lock
   /**
    * Grant to a new owner if free or expired, or again to the same owner (hold count 1, its token):
@@ -24,7 +35,13 @@ final class Sql {
    * followed by {@link #read}.
    */
   final String grant;
-  /** PostgreSQL: {@link #grant} plus the waiter's registration (or its removal when granted). */
+  /**
+   * PostgreSQL: {@link #grant} plus, when refused, the waiter's registration and the lock row's waiter
+   * mark ({@link #MARK}), or, when granted, the removal of the waiter's registration: ns, kind, name,
+   * owner, lease ms, ns, kind, name, waiter, channel, ttl ms, ns, kind, name, waiter, ns, kind, name (the
+   * mark), ns, kind, name, ns, kind, name (is it marked). One row: token, holds (null if refused), the
+   * holder's remaining ms, and, when refused, whether the row is marked (0: the row was not seen).
+   */
   final String grantOrRegister;
   /** ns, kind, name → owner, holds, token, remaining ms. */
   final String read;
@@ -92,6 +109,18 @@ final class Sql {
    * flight waits for the row and then finds the lock free).
    */
   final String releaseAndWake;
+  /**
+   * PostgreSQL: {@link #release} that also returns the lock row's waiter mark ({@link #MARK}): threshold
+   * x3, ns, kind, name, owner → holds, mark (null: no waiter ever registered for the lock).
+   */
+  final String releaseMarked;
+  /**
+   * PostgreSQL: {@link #wake} if the lock row is free now: ns, kind, name, ns, kind, name, limit, ns, kind,
+   * name, kind, name → one row per woken waiter. After {@link #release} in {@link #releaseAndWake}; alone
+   * after a {@link #releaseMarked} that found the row marked (its own transaction, after the release
+   * committed, so it sees every registration that committed before the release took the row).
+   */
+  final String wakeIfFree;
   /** ns, kind, name → count. */
   final String waitersCount;
   /** ns. */
@@ -129,14 +158,24 @@ final class Sql {
         // The waiter registers in the statement that finds the lock taken: a release commits after it
         // (it waits for this statement's row lock) and then finds the waiter, or before it, and then
         // this statement finds the lock free. No window for a lost wake-up.
+        // The waiter mark (set once, never cleared, see MARK): m sets it only if this statement's snapshot
+        // of the row shows it unset, so that a hot lock's refusals do not each write the row (a snapshot
+        // that shows it set is right: it stays set). The statement misses the row only if another
+        // transaction inserted it after the snapshot (the first use of a name, raced): then the last column
+        // is 0 and the caller asks again at once.
         grantOrRegister = "WITH g AS (" + grant + "),"
             + " w AS (INSERT INTO " + w + " (namespace, kind, lock_name, waiter_id, channel, since, expires_at)"
             + " SELECT ?, ?, ?, ?, ?, " + now + ", " + now + " + ? WHERE NOT EXISTS (SELECT 1 FROM g)"
             + " ON CONFLICT (namespace, kind, lock_name, waiter_id) DO UPDATE SET expires_at = EXCLUDED.expires_at),"
-            + " d AS (DELETE FROM " + w + " WHERE " + KEY + " AND waiter_id = ? AND EXISTS (SELECT 1 FROM g))"
-            + " SELECT token, holds, CAST(NULL AS BIGINT) FROM g"
-            + " UNION ALL SELECT NULL, NULL, h.expires_at - " + now + " FROM " + t + " h"
-            + " WHERE NOT EXISTS (SELECT 1 FROM g) AND h.namespace = ? AND h.kind = ? AND h.lock_name = ?";
+            + " d AS (DELETE FROM " + w + " WHERE " + KEY + " AND waiter_id = ? AND EXISTS (SELECT 1 FROM g)),"
+            + " m AS (UPDATE " + t + " SET " + MARK + " = 1 WHERE " + KEY + " AND " + MARK + " IS NULL"
+            + " AND NOT EXISTS (SELECT 1 FROM g) RETURNING 1)"
+            + " SELECT token, holds, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT) FROM g"
+            + " UNION ALL SELECT NULL, NULL, (SELECT h.expires_at - " + now + " FROM " + t + " h"
+            + " WHERE h.namespace = ? AND h.kind = ? AND h.lock_name = ?), (SELECT COUNT(*) FROM m)"
+            + " + (SELECT COUNT(*) FROM " + t + " k WHERE k.namespace = ? AND k.kind = ? AND k.lock_name = ?"
+            + " AND k." + MARK + " IS NOT NULL)"
+            + " WHERE NOT EXISTS (SELECT 1 FROM g)";
         reenter = "UPDATE " + t + " SET holds = holds + 1, expires_at = GREATEST(expires_at, " + now + " + ?)"
             + " WHERE " + KEY + " AND owner = ? AND expires_at > " + now + " RETURNING token, holds";
         release = releaseSql(t) + " RETURNING holds";
@@ -155,9 +194,12 @@ final class Sql {
             + " woken AS (DELETE FROM " + w + " x WHERE x.namespace = ? AND x.kind = ? AND x.lock_name = ?"
             + " AND x.waiter_id IN (SELECT waiter_id FROM pick) RETURNING x.waiter_id, x.channel)"
             + " SELECT pg_notify(channel, ? || chr(10) || waiter_id || chr(10) || ?) FROM woken";
-        releaseAndWake = release + "; " + wake.replace(" ORDER BY since", " AND EXISTS (SELECT 1 FROM " + t
+
+        releaseMarked = releaseSql(t) + " RETURNING holds, " + MARK;
+        wakeIfFree = wake.replace(" ORDER BY since", " AND EXISTS (SELECT 1 FROM " + t
             + " f WHERE f.namespace = ? AND f.kind = ? AND f.lock_name = ? AND (f.owner IS NULL OR f.expires_at <= "
             + now + ")) ORDER BY since");
+        releaseAndWake = release + "; " + wakeIfFree;
         waitersCount = "SELECT COUNT(*) FROM " + w + " WHERE " + KEY + " AND expires_at > " + now;
         purgeWaiters = "DELETE FROM " + w + " WHERE namespace = ? AND expires_at <= " + now;
       }
@@ -185,6 +227,7 @@ final class Sql {
             + " ON DUPLICATE KEY UPDATE permits = VALUES(permits)";
         nextToken = "SELECT " + next;
         waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
+        releaseMarked = wakeIfFree = null;
       }
       case H2 -> {
         now = "DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)";
@@ -212,6 +255,7 @@ final class Sql {
             + " WHEN NOT MATCHED THEN INSERT (namespace, kind, lock_name, permits) VALUES (s.ns, s.k, s.nm, s.pm)";
         nextToken = "SELECT " + next;
         waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
+        releaseMarked = wakeIfFree = null;
       }
       default -> throw new IllegalArgumentException(String.valueOf(dialect));
     }
