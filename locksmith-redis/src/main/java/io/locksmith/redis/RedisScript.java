@@ -11,7 +11,7 @@ import java.util.HexFormat;
 final class RedisScript {
   static final RedisScript ACQUIRE = loadWith("acquire.lua", "holds.lua", "mint-token.lua");
   static final RedisScript RELEASE = loadWith("release.lua", "wake-next.lua", "holds.lua");
-  static final RedisScript RELEASE_HANDOFF = loadWith("release-handoff.lua", "wake-next.lua", "mint-token.lua");
+  static final RedisScript RELEASE_HANDOFF = loadWith("release-handoff.lua", "mint-token.lua");
   static final RedisScript RENEW = load("renew.lua", false);
   static final RedisScript FORCE_UNLOCK = loadWith("force-unlock.lua", "wake-next.lua", "evict-notice.lua");
   static final RedisScript PASS_WAKEUP = load("pass-wakeup.lua", true);

@@ -5,11 +5,14 @@
 -- ARGV[10] reservation ms
 -- Releases every hold of ARGV[1] and, in the same step, grants the lock to ARGV[4] with a fresh token
 -- (a local hand-off), unless ARGV[9] hand-offs in a row already happened on this grant line and a waiter
--- is registered (another client's, or one of this client's that asked the server): then it
--- releases, wakes the first registered waiter (whichever client's) and keeps the lock free for that
--- waiter alone for ARGV[10] ms (field 'w' of an owner-less lock hash; acquire.lua grants a reserved lock
--- only to that waiter id), so that the releasing client's threads, which ask again at once, cannot take
--- it back before the woken waiter's request arrives. A reservation nobody takes expires with its key.
+-- of another client is registered: then it releases, wakes the first such waiter and keeps the lock free
+-- for that waiter alone for ARGV[10] ms (field 'w' of an owner-less lock hash; acquire.lua grants a
+-- reserved lock only to that waiter id), so that the releasing client's threads, which ask again at
+-- once, cannot take it back before the woken waiter's request arrives. A reservation nobody takes
+-- expires with its key. Registered waiters of the releasing client itself (threads that asked before it
+-- held the lock) do not end the run: they wait in its local queue too, and a hand-off serves them.
+-- Only the first OTHERS_SCANNED registrations are looked at: a longer run of the client's own ones
+-- shrinks with every hand-off, which removes the registration of the waiter it serves.
 -- Field 'h' of the lock hash counts the hand-offs in a row; a grant by acquire.lua starts without it.
 -- Returns {1, token} handed over | {0} released plainly | {-1} ARGV[1] does not hold the lock
 redis.replicate_commands()
@@ -19,12 +22,20 @@ end
 local run = tonumber(redis.call('HGET', KEYS[1], 'h') or '0')
 redis.call('DEL', KEYS[1])
 if run >= tonumber(ARGV[9]) and redis.call('EXISTS', KEYS[2]) == 1 then
-  local woken = wake_next(KEYS[2], ARGV[2], ARGV[3])
-  if woken then
-    redis.call('HSET', KEYS[1], 'w', woken)
-    redis.call('PEXPIRE', KEYS[1], ARGV[10])
+  local OTHERS_SCANNED = 16
+  local mine = string.match(ARGV[6], '^([^:]+):')
+  local t = redis.call('TIME')
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  for _, waiter in ipairs(redis.call('ZRANGE', KEYS[2], 0, OTHERS_SCANNED - 1)) do
+    local client = string.match(waiter, '^([^:]+):')
+    if client and client ~= mine then
+      redis.call('ZREM', KEYS[2], waiter)
+      redis.call('PUBLISH', ARGV[2] .. client, waiter .. ' ' .. ARGV[3])
+      redis.call('HSET', KEYS[1], 'w', waiter)
+      redis.call('PEXPIRE', KEYS[1], ARGV[10])
+      return {0}
+    end
   end
-  return {0}
 end
 -- the same token rule as a grant by acquire.lua (mint-token.lua): above the last token minted for the name
 local token = mint_token(KEYS[3], ARGV[8])
