@@ -34,8 +34,9 @@ import java.util.concurrent.CompletionStage;
  * of the call that acquired it, and released; see {@link ClientOptions.Builder#leakDetection}. Do not
  * rely on this: the lock stays held, and renewed, until the collector runs.
  *
- * <p><b>Thread-safety.</b> All methods are thread-safe. {@link #release()}, {@link #releaseAsync()} and
- * {@link #close()} are idempotent.
+ * <p><b>Thread-safety.</b> All methods are thread-safe. {@link #release()}, {@link #releaseAsync()},
+ * {@link #releaseAfter(Duration)} and {@link #close()} are idempotent: once one has ended the lease, the
+ * others do nothing (and those that answer return {@code false}).
  */
 public interface Lease extends AutoCloseable {
 
@@ -135,6 +136,32 @@ public interface Lease extends AutoCloseable {
    *     executor, like {@link LeaseSource#acquireAsync}; cancelling it does not stop the release.
    */
   CompletionStage<Boolean> releaseAsync();
+
+  /**
+   * Gives this lease up now but leaves the lock taken for {@code delay} more, for work that must not run
+   * again within a minimum interval (ShedLock's {@code lockAtLeastFor}): the backend's lease is set to
+   * run out {@code delay} from now, renewal stops, and this client releases the lock when {@code delay}
+   * has passed (waking a waiter). The lease is {@link LeaseState#RELEASED} on return: its holder is done.
+   *
+   * <p>The lock stays taken for {@code delay} even if this client is closed or its process ends first, on
+   * every backend whose leases run out on the server (Redis, Redlock, JDBC lease rows, the in-JVM server):
+   * {@code close()} leaves such a lock to its backend lease. A ZooKeeper session and the connection of a
+   * JDBC row lock end with their client, and free the lock then; see each backend's guide.
+   *
+   * <p>A waiter of another client is granted the lock when the delay has passed: woken by this client's
+   * release, or, if this client is gone, when its own backstop timer finds the backend lease run out.
+   *
+   * @param delay how long the lock stays taken from this call, at most {@link LockOptions#MAX_LEASE_TIME};
+   *     zero or negative (or under a millisecond) releases now, as {@link #release()} does
+   * @return {@code true} if this lease still held the lock and the lock is now taken for {@code delay};
+   *     {@code false} if it had been lost or was released already
+   * @throws NullPointerException if {@code delay} is null
+   * @throws IllegalArgumentException if {@code delay} is longer than {@link LockOptions#MAX_LEASE_TIME}
+   * @throws BackendUnavailableException if the backend could not be reached or could not say whether it
+   *     set the new lease end; the lease is then released locally and the server lets the lock expire
+   *     with the lease it had, which may end before {@code delay}
+   */
+  boolean releaseAfter(Duration delay);
 
   /**
    * Releases for try-with-resources, without throwing: once the body is done, an exception here would

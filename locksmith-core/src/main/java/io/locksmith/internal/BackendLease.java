@@ -81,6 +81,26 @@ final class BackendLease extends LocalLease {
     }
   }
 
+  /**
+   * The backend lease keeps the lock for the delay; this JVM's permit is kept as long (while the client is
+   * open), so that a degraded holder here cannot take what the backend still holds.
+   */
+  @Override
+  public boolean releaseAfter(Duration delay) {
+    long millis = DefaultLease.releaseDelayMillis(delay); // bad input throws before anything changes
+    boolean kept = false;
+    try {
+      kept = remote.releaseAfter(delay);
+      return kept;
+    } finally {
+      if (kept && millis > 0) {
+        lock.client().schedule(this::freePermit, delay.toNanos());
+      } else {
+        freePermit();
+      }
+    }
+  }
+
   @Override
   public void close() {
     try {

@@ -166,6 +166,27 @@ final class DefaultLease implements Lease {
     return client.releaseLeaseForCaller(this);
   }
 
+  @Override
+  public boolean releaseAfter(Duration delay) {
+    return client.releaseLeaseAfter(this, delay);
+  }
+
+  /**
+   * Checks the delay of a {@link Lease#releaseAfter}, for every lease kind alike.
+   *
+   * @return the delay in whole milliseconds, 0 to release now
+   * @throws NullPointerException if {@code delay} is null
+   * @throws IllegalArgumentException if it is longer than {@link LockOptions#MAX_LEASE_TIME}
+   */
+  static long releaseDelayMillis(Duration delay) {
+    Objects.requireNonNull(delay, "delay");
+    if (delay.compareTo(LockOptions.MAX_LEASE_TIME) > 0) {
+      throw new IllegalArgumentException("delay " + delay + " is longer than the longest lease, "
+          + LockOptions.MAX_LEASE_TIME);
+    }
+    return delay.isNegative() ? 0 : delay.toMillis();
+  }
+
   /**
    * Releases without throwing: by the time try-with-resources closes the lease the body's work is done,
    * and an exception would report it as failed. A failed release leaves the lease released locally (see

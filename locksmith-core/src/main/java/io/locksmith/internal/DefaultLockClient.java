@@ -917,6 +917,83 @@ public final class DefaultLockClient implements LockClient {
   }
 
   /**
+   * {@link io.locksmith.Lease#releaseAfter}: stops renewal, sets the backend lease to end {@code delay} from
+   * now with one renewal of this lease alone, and forgets the lease, so that {@link #close()} does not
+   * release it and the lock stays taken for the delay on the backend's own clock. While this client is
+   * open, a timer releases the lock when the delay is over, which wakes a waiter at once (and frees it on
+   * backends whose leases do not run out on the server while the client lives).
+   */
+  boolean releaseLeaseAfter(DefaultLease lease, java.time.Duration delay) {
+    long delayMillis = DefaultLease.releaseDelayMillis(delay);
+    if (delayMillis == 0) {
+      return releaseLease(lease);
+    }
+    long calledAt = System.nanoTime();
+    LeaseState before;
+    Lock gate = renewer.releaseGate();
+    gate.lock();
+    try {
+      before = lease.beginRelease();
+    } finally {
+      gate.unlock();
+    }
+    if (before == null || before == LeaseState.RELEASED) {
+      return false;
+    }
+    String name = lease.lockName();
+    forget(lease); // out of the live set: close() leaves the lock to its backend lease
+    if (before == LeaseState.LOST) {
+      lease.ops.release(name, lease.owner(), true).whenComplete((left, failure) -> askLocalWaiter(name));
+      return false;
+    }
+    CompletableFuture<Boolean> done = new CompletableFuture<>();
+    CompletionStage<List<Boolean>> renewal;
+    try {
+      renewal = lease.ops.renew(List.of(new io.locksmith.spi.RenewRequest(name, lease.owner(), delayMillis)));
+    } catch (RuntimeException e) {
+      renewal = CompletableFuture.failedFuture(e);
+    }
+    track(renewal);
+    renewal.whenComplete((replies, failure) -> {
+      try {
+        Boolean owned = failure == null && replies != null && replies.size() == 1 ? replies.get(0) : null;
+        if (owned == null) {
+          lease.abandon();
+          done.completeExceptionally(failure != null ? Futures.unwrap(failure)
+              : new BackendUnavailableException("lock '" + name + "': the backend could not tell whether it "
+                  + "kept the lock for " + delay + "; released here, the lock expires with its lease"));
+          return;
+        }
+        lease.finishRelease(owned);
+        if (owned) {
+          // from the call, not the reply: the backend counts the delay from when it applied the renewal,
+          // which is before the reply, so this release never comes before the backend's lease end by more
+          // than the time the request took to arrive
+          schedule(() -> releaseLater(lease.ops, name, lease.owner()), delay.toNanos() - (System.nanoTime() - calledAt));
+        }
+        done.complete(owned);
+      } finally {
+        askLocalWaiter(name); // no lease of this client holds it any more: a waiter that waits locally asks
+      }
+    });
+    return Futures.join(done);
+  }
+
+  /** The release at the end of a {@link #releaseLeaseAfter} delay; the owner id frees nothing else. */
+  private void releaseLater(LockOps ops, String name, String owner) {
+    try {
+      track(ops.release(name, owner, true).whenComplete((left, failure) -> {
+        if (failure != null) {
+          log.debug("could not release lock '{}' after its delay: {}; it expires with its lease", name,
+              failure.toString());
+        }
+      }));
+    } catch (RuntimeException e) {
+      log.debug("could not release lock '{}' after its delay: {}; it expires with its lease", name, e.toString());
+    }
+  }
+
+  /**
    * The release of {@link #releaseLeaseAsync} when another acquisition of this client waits for the same
    * lock: one backend step releases the lease and grants the lock to {@code next} (with its own new token),
    * instead of a release, a wake-up and the waiter's own round trip. The releasing lease ends first; then

@@ -133,6 +133,21 @@ final class DegradedLease extends LocalLease {
     return true;
   }
 
+  /** The JVM-local lock stays taken for the delay (while the client is open: its close frees it). */
+  @Override
+  public boolean releaseAfter(Duration delay) {
+    if (DefaultLease.releaseDelayMillis(delay) == 0) {
+      return release();
+    }
+    if (!state.compareAndSet(LeaseState.HELD, LeaseState.RELEASED)) {
+      return false;
+    }
+    cancelExpiry();
+    lock.client().schedule(this::freePermit, delay.toNanos());
+    tell(LeaseState.HELD, LeaseState.RELEASED);
+    return true;
+  }
+
   @Override
   public CompletionStage<Boolean> releaseAsync() {
     boolean held = release();

@@ -93,6 +93,15 @@ final class LeaseHandle implements Lease {
   }
 
   @Override
+  public boolean releaseAfter(Duration delay) {
+    try {
+      return lease.releaseAfter(delay);
+    } finally {
+      dismiss();
+    }
+  }
+
+  @Override
   public void close() {
     try {
       lease.close();

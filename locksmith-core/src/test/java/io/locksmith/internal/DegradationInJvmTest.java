@@ -99,6 +99,42 @@ class DegradationInJvmTest {
     }
   }
 
+  /**
+   * {@link Lease#releaseAfter} on both kinds of degradable lease: a degraded one keeps its JVM-local lock
+   * for the delay; one granted by the backend keeps the backend lock and the local lock alike.
+   */
+  @Test
+  void aDegradableLeaseReleasedAfterADelayKeepsTheLockThatLong() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    Duration delay = Duration.ofMillis(600);
+    server.setReachable(false);
+    Lease degraded = a.lock(name, efficiency).acquire(Duration.ofSeconds(5));
+    assertThat(degraded.isDegraded()).isTrue();
+    long calledAt = System.nanoTime();
+    assertThat(degraded.releaseAfter(delay)).isTrue();
+    assertThat(degraded.state()).isEqualTo(LeaseState.RELEASED);
+    assertThat(degraded.releaseAfter(delay)).as("released already").isFalse();
+    assertThat(b.lock(name, efficiency).tryAcquire()).as("the local lock is kept for the delay").isEmpty();
+    Lease after = b.lock(name, efficiency).tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+    assertThat(Duration.ofNanos(System.nanoTime() - calledAt)).isGreaterThanOrEqualTo(delay.minusMillis(20));
+    after.release();
+
+    server.setReachable(true);
+    Lease remote = a.lock(name, efficiency).acquire(Duration.ofSeconds(5));
+    assertThat(remote.isDegraded()).isFalse();
+    calledAt = System.nanoTime();
+    assertThat(remote.releaseAfter(delay)).isTrue();
+    assertThat(b.lock(name, efficiency).tryAcquire()).as("the backend lock is kept for the delay").isEmpty();
+    server.setReachable(false);
+    assertThat(b.lock(name, efficiency).tryAcquire()).as("and the local one: no degraded grant meanwhile")
+        .isEmpty();
+    Lease local = b.lock(name, efficiency).tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+    assertThat(Duration.ofNanos(System.nanoTime() - calledAt)).isGreaterThanOrEqualTo(delay.minusMillis(20));
+    assertThat(local.isDegraded()).isTrue();
+    local.release();
+  }
+
   @Test
   void aCorrectnessLockFailsClosedDuringTheSameOutage() throws Exception {
     LockClient a = client();

@@ -16,4 +16,10 @@ class PostgresAdvisoryTckTest extends LockClientTck {
     return JdbcLockClient.builder().dataSource(TestDatabases.pool(POSTGRES.get())).mode(JdbcLockMode.ADVISORY)
         .createTableIfMissing().build();
   }
+
+  /** No: an advisory lock is its session's: the client's close ends it. */
+  @Override
+  protected boolean keepsLocksReleasedAfterADelayPastClose() {
+    return false;
+  }
 }

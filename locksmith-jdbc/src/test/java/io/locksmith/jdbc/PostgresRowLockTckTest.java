@@ -16,4 +16,10 @@ class PostgresRowLockTckTest extends LockClientTck {
     return JdbcLockClient.builder().dataSource(TestDatabases.pool(POSTGRES.get())).mode(JdbcLockMode.ROW_LOCK)
         .createTableIfMissing().build();
   }
+
+  /** No: a row lock is its connection's transaction: the client's close ends it. */
+  @Override
+  protected boolean keepsLocksReleasedAfterADelayPastClose() {
+    return false;
+  }
 }

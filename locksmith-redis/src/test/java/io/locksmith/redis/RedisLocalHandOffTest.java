@@ -266,6 +266,28 @@ class RedisLocalHandOffTest {
     }
   }
 
+  /**
+   * A lease released after a delay is not handed to a waiter of its own client (which would end the
+   * delay at once): that waiter asks the server, is refused, and gets the lock when the delay is over.
+   */
+  @Test
+  void aLeaseReleasedAfterADelayIsNotHandedOffBeforeTheDelay() throws Exception {
+    String name = "hand-off-release-after";
+    Duration delay = Duration.ofMillis(800);
+    try (RedisLockClient locks = client()) {
+      Lease held = locks.lock(name).acquire();
+      Waiter waiting = Waiter.start(() -> locks.lock(name).acquire(Duration.ofSeconds(20)));
+      waiting.awaitParked();
+      long calledAt = System.nanoTime();
+      assertThat(held.releaseAfter(delay)).isTrue();
+      Lease next = waiting.get();
+      assertThat(Duration.ofNanos(System.nanoTime() - calledAt)).as("granted only after the delay")
+          .isGreaterThanOrEqualTo(delay.minusMillis(20));
+      assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+      assertThat(next.release()).isTrue();
+    }
+  }
+
   /** A local waiter that gives up leaves nothing behind, and the next one still gets the lock. */
   @Test
   void aLocalWaiterThatGivesUpIsSkipped() throws Exception {

@@ -37,8 +37,11 @@ import org.slf4j.LoggerFactory;
  *       but at least {@link LockOptions#MIN_WATCHED_LEASE_TIME} and at most {@link #MAX_BACKEND_LEASE}:
  *       if this process dies, the lock frees itself within that lease, never later than
  *       {@code lockAtMostFor} for any value above the floor.</li>
- *   <li>{@code unlock()} before {@code lockAtLeastFor} has passed keeps the lock until then (a release
- *       scheduled for that instant); after it, releases at once.</li>
+ *   <li>{@code unlock()} before {@code lockAtLeastFor} has passed keeps the lock until then, with
+ *       {@link Lease#releaseAfter}: the backend lease is set to end at that instant, so the lock stays taken
+ *       even if this instance shuts down (closing this provider and the client) or dies right after the job
+ *       (except on ZooKeeper and database session locks, whose holds end with the client; see their
+ *       guides). After {@code lockAtLeastFor}, {@code unlock()} releases at once.</li>
  *   <li>{@code extend} returns a new handle with the new bounds and invalidates the old one; an expired or
  *       lost lock cannot be extended (empty).</li>
  * </ul>
@@ -47,8 +50,8 @@ import org.slf4j.LoggerFactory;
  * #currentFencingToken()}, for the task to fence its writes (see {@code docs/fencing.md}); and a lock
  * whose loss (e.g. a partition of this process) is signalled on the lease rather than found out later.
  *
- * <p>Thread-safe. Owns one daemon timer thread; {@link #close()} stops it (held locks stay held until
- * their lease runs out). Backend failures while locking are thrown as Locksmith's {@link LockException}s
+ * <p>Thread-safe. Owns one daemon timer thread, for {@code lockAtMostFor}; {@link #close()} stops it. Locks of
+ * jobs still running when the client is closed are released by the client's close. Backend failures while locking are thrown as Locksmith's {@link LockException}s
  * (ShedLock then logs the job as not run).
  */
 public final class LocksmithLockProvider implements ExtensibleLockProvider, AutoCloseable {
@@ -148,6 +151,28 @@ public final class LocksmithLockProvider implements ExtensibleLockProvider, Auto
     }
 
     /**
+     * The job is done: the lock stays taken until {@code until} (lockAtLeastFor) on the backend, whatever
+     * happens to this process meanwhile, and is released then; released now if {@code until} has passed.
+     */
+    synchronized void releaseAtLeastAt(Instant until) {
+      if (release != null) {
+        release.cancel(false);
+      }
+      Duration delay = Duration.between(ClockProvider.now(), until);
+      try {
+        if (delay.isNegative() || delay.isZero()) {
+          lease.release();
+        } else {
+          // a lockAtLeastFor beyond the longest backend lease is kept as long as a lease can be
+          lease.releaseAfter(delay.compareTo(LockOptions.MAX_LEASE_TIME) > 0 ? LockOptions.MAX_LEASE_TIME : delay);
+        }
+      } catch (LockException e) {
+        log.warn("could not release ShedLock lock '{}' (it expires with its lease): {}", lease.lockName(),
+            e.getMessage());
+      }
+    }
+
+    /**
      * Releases the lease now. Synchronized so that a caller told "expired" never returns while the timer's
      * release of the same lease is still on its way to the backend.
      */
@@ -179,8 +204,7 @@ public final class LocksmithLockProvider implements ExtensibleLockProvider, Auto
     @Override
     protected void doUnlock() {
       forget();
-      // before lockAtLeastFor has passed the lock stays taken until then; after it, releaseAt frees it now
-      held.releaseAt(lockConfiguration.getLockAtLeastUntil());
+      held.releaseAtLeastAt(lockConfiguration.getLockAtLeastUntil());
     }
 
     /** The calling thread's job no longer runs under this lease. */

@@ -71,6 +71,35 @@ class LocksmithLockProviderTest {
   }
 
   /**
+   * A job that ran on an instance which then shuts down stays locked until its lockAtLeastFor has passed:
+   * closing the provider and its client must not free the lock early, or another instance runs the job
+   * again in the same tick (CI saw exactly that when one of two Spring contexts closed: the client's
+   * close released the lease that the adapter was keeping for lockAtLeastFor).
+   */
+  @Test
+  void aLockKeptForLockAtLeastForOutlivesTheInstanceThatRanTheJob() throws Exception {
+    InJvmLockServer server = new InJvmLockServer();
+    Duration atLeast = Duration.ofMillis(1500);
+    try (LockClient operator = server.newClient(); LockClient next = server.newClient();
+        LocksmithLockProvider nextInstance = new LocksmithLockProvider(next)) {
+      LockClient client = server.newClient();
+      LocksmithLockProvider provider = new LocksmithLockProvider(client);
+      long ranAt = System.nanoTime();
+      SimpleLock lock = provider.lock(new LockConfiguration(ClockProvider.now(), "cleanup", Duration.ofSeconds(10),
+          atLeast)).orElseThrow();
+      lock.unlock(); // the job is done at once
+      provider.close();
+      client.close(); // the instance shuts down
+      assertThat(nextInstance.lock(job("cleanup"))).as("the other instance skips it: lockAtLeastFor runs").isEmpty();
+      assertThat(Duration.ofNanos(System.nanoTime() - ranAt)).as("checked within lockAtLeastFor").isLessThan(atLeast);
+      assertThat(operator.lock("cleanup").tryAcquire(Duration.ofSeconds(10))).as("free once it has passed")
+          .isPresent();
+      assertThat(Duration.ofNanos(System.nanoTime() - ranAt)).as("and not before")
+          .isGreaterThanOrEqualTo(atLeast.minusMillis(20));
+    }
+  }
+
+  /**
    * An extend refused because lockAtMostFor has passed means the lock is free: ShedLock's clock and the
    * adapter's release timer are different clocks, so the refusal must not rely on the timer having run
    * (CI saw the lock still held 94 ms before its lease end right after such a refusal).

@@ -24,6 +24,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /**
  * What a team migrating from another ShedLock provider runs: two instances of one application (two Spring
@@ -40,7 +41,7 @@ class TwoInstancesSchedulerLockTest {
   private static final Map<String, AtomicInteger> RUNNING = new ConcurrentHashMap<>();
   private static final Map<String, CountDownLatch> ENOUGH = new ConcurrentHashMap<>();
 
-  record Run(String job, String instance, long tickSecond, OptionalLong token, int runningAtOnce) {}
+  record Run(String job, String instance, long tickSecond, OptionalLong token, int runningAtOnce, String thread) {}
 
   /** One application instance: its own Redis client and provider, the same jobs. */
   @Configuration
@@ -55,6 +56,20 @@ class TwoInstancesSchedulerLockTest {
     @Bean(destroyMethod = "close")
     LocksmithLockProvider lockProvider(RedisLockClient lockClient) {
       return new LocksmithLockProvider(lockClient);
+    }
+
+    /**
+     * The instance's scheduler: stopped by the test before its context closes, waiting for a job that is
+     * running (its unlock included) and firing no tick after that.
+     */
+    @Bean
+    ThreadPoolTaskScheduler taskScheduler(InstanceName name) {
+      ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
+      scheduler.setThreadNamePrefix(name.value() + "-scheduler-");
+      scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+      scheduler.setWaitForTasksToCompleteOnShutdown(true);
+      scheduler.setAwaitTerminationSeconds(10);
+      return scheduler;
     }
 
     @Bean
@@ -91,7 +106,8 @@ class TwoInstancesSchedulerLockTest {
     int atOnce = RUNNING.computeIfAbsent(job, j -> new AtomicInteger()).incrementAndGet();
     try {
       RUNS.computeIfAbsent(job, j -> new CopyOnWriteArrayList<>())
-          .add(new Run(job, instance, tick, LocksmithLockProvider.currentFencingToken(), atOnce));
+          .add(new Run(job, instance, tick, LocksmithLockProvider.currentFencingToken(), atOnce,
+              Thread.currentThread().getName()));
       ENOUGH.get(job).countDown();
     } finally {
       RUNNING.get(job).decrementAndGet();
@@ -116,6 +132,12 @@ class TwoInstancesSchedulerLockTest {
       for (CountDownLatch enough : ENOUGH.values()) {
         assertThat(enough.await(TICKS + 10, TimeUnit.SECONDS)).as("%d runs of each job", TICKS).isTrue();
       }
+      // Both schedulers stop before either context closes: closing a client releases the leases of jobs
+      // still running (they are cut short), after which the other instance may run them again in the same
+      // tick. What an instance's shutdown does to a job that already ran is LocksmithLockProviderTest's
+      // aLockKeptForLockAtLeastForOutlivesTheInstanceThatRanTheJob.
+      first.getBean(ThreadPoolTaskScheduler.class).shutdown();
+      second.getBean(ThreadPoolTaskScheduler.class).shutdown();
     }
     for (String job : List.of("nightly-report", "cleanup")) {
       List<Run> runs = new ArrayList<>(RUNS.get(job));
@@ -123,6 +145,8 @@ class TwoInstancesSchedulerLockTest {
       Map<Long, List<Run>> byTick = runs.stream().collect(Collectors.groupingBy(Run::tickSecond));
       assertThat(byTick.values()).as("%s: one run per tick, never two", job).allSatisfy(r -> assertThat(r).hasSize(1));
       assertThat(runs).as("%s: never on both instances at once", job).allSatisfy(r -> assertThat(r.runningAtOnce()).isEqualTo(1));
+      assertThat(runs).as("%s: run by the scheduler the test stops", job)
+          .allSatisfy(r -> assertThat(r.thread()).startsWith(r.instance() + "-scheduler-"));
       assertThat(runs).as("%s: each run fenced", job).allSatisfy(r -> assertThat(r.token()).isPresent());
       List<Long> tokens = runs.stream().map(r -> r.token().getAsLong()).toList();
       assertThat(tokens).as("%s: each run's token larger than the last", job).isSorted().doesNotHaveDuplicates();

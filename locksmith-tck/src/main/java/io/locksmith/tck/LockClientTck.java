@@ -307,6 +307,58 @@ public abstract class LockClientTck extends ContractSuite {
   }
 
   /**
+   * Whether a lock left taken by {@link Lease#releaseAfter} stays taken once its client is closed: true
+   * where leases run out on the server. A backend whose holds end with the client's session or
+   * connection (ZooKeeper, a database session lock) overrides this to return false; the TCK then checks
+   * the delay with the client open.
+   *
+   * @return true unless the backend documents otherwise
+   */
+  protected boolean keepsLocksReleasedAfterADelayPastClose() {
+    return true;
+  }
+
+  /**
+   * {@link Lease#releaseAfter}: the holder is done at once (RELEASED), the lock stays taken for the
+   * delay, also after the holder's client is closed where the backend keeps it, and a waiter of another
+   * client is granted it when the delay is over, not before.
+   */
+  @Test
+  void aLeaseReleasedAfterADelayKeepsTheLockTakenThatLong() throws Exception {
+    LockClient holder = client();
+    LockClient other = client();
+    String name = name();
+    Duration delay = Duration.ofMillis(1500);
+    Lease lease = lock(holder, name).acquire(Duration.ofSeconds(10));
+    long calledAt = System.nanoTime();
+    assertThat(lease.releaseAfter(delay)).as("held up to the call").isTrue();
+    assertThat(lease.state()).isEqualTo(LeaseState.RELEASED);
+    assertThat(lease.releaseAfter(delay)).as("a second call: released already").isFalse();
+    assertThat(lease.release()).as("release after it: released already").isFalse();
+    boolean keeps = keepsLocksReleasedAfterADelayPastClose();
+    if (keeps) {
+      holder.close();
+    }
+    Optional<Lease> early = lock(other, name).tryAcquire();
+    long checkedAt = System.nanoTime();
+    assertThat(Duration.ofNanos(checkedAt - calledAt)).as("the check ran within the delay").isLessThan(delay);
+    assertThat(early).as(keeps ? "taken for the delay, its client closed" : "taken for the delay").isEmpty();
+    Optional<Lease> next = lock(other, name).tryAcquire(Duration.ofSeconds(15));
+    long grantedAt = System.nanoTime();
+    assertThat(next).as("granted once the delay is over").isPresent();
+    // the backend counts the delay from when it applied the call, after calledAt; its clock ticks in ms
+    assertThat(Duration.ofNanos(grantedAt - calledAt)).as("not before the delay")
+        .isGreaterThanOrEqualTo(delay.minusMillis(20));
+    assertThat(next.get().fencingToken()).isGreaterThan(lease.fencingToken());
+    assertThatThrownBy(() -> next.get().releaseAfter(LockOptions.MAX_LEASE_TIME.plusMillis(1)))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> next.get().releaseAfter(null)).isInstanceOf(NullPointerException.class);
+    assertThat(next.get().isHeld()).as("bad input changed nothing").isTrue();
+    assertThat(next.get().releaseAfter(Duration.ZERO)).as("no delay: released now").isTrue();
+    assertThat(lock(other, name).tryAcquire()).as("free at once").isPresent();
+  }
+
+  /**
    * Whether {@link LockClient#forceUnlock(String)} reaches a lock that another client holds. A backend
    * that documents that it cannot (a lock held by another database session, e.g. a row lock on MariaDB)
    * overrides this to return false; the TCK then checks the documented behaviour instead: the call

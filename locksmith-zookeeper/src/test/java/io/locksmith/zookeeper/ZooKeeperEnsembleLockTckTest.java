@@ -25,4 +25,10 @@ class ZooKeeperEnsembleLockTckTest extends LockClientTck {
   protected boolean consecutiveTokens(LockClient client) {
     return false;
   }
+
+  /** No: holds are ephemeral nodes of the client's session: its close ends them. */
+  @Override
+  protected boolean keepsLocksReleasedAfterADelayPastClose() {
+    return false;
+  }
 }

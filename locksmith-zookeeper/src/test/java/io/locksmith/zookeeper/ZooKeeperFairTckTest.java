@@ -21,4 +21,10 @@ class ZooKeeperFairTckTest extends FairLockTck {
   protected boolean consecutiveTokens(LockClient client) {
     return false;
   }
+
+  /** No: holds are ephemeral nodes of the client's session: its close ends them. */
+  @Override
+  protected boolean keepsLocksReleasedAfterADelayPastClose() {
+    return false;
+  }
 }
