@@ -869,14 +869,7 @@ public final class DefaultLockClient implements LockClient {
    * exceptionally with {@link BackendUnavailableException} (the lease is then abandoned locally).
    */
   private CompletableFuture<Boolean> releaseLeaseAsync(DefaultLease lease) {
-    LeaseState before;
-    Lock gate = renewer.releaseGate();
-    gate.lock();
-    try {
-      before = lease.beginRelease();
-    } finally {
-      gate.unlock();
-    }
+    LeaseState before = stopRenewal(lease);
     if (before == null || before == LeaseState.RELEASED) {
       return CompletableFuture.completedFuture(false);
     }
@@ -891,9 +884,7 @@ public final class DefaultLockClient implements LockClient {
     }
     forget(lease);
     if (before == LeaseState.LOST) {
-      // validity elapsed locally; the server may keep it a little longer: clean up quietly
-      lease.ops.release(lease.lockName(), lease.owner(), true)
-          .whenComplete((left, failure) -> askLocalWaiter(lease.lockName()));
+      releaseLost(lease);
       return CompletableFuture.completedFuture(false);
     }
     CompletableFuture<Boolean> done = new CompletableFuture<>();
@@ -917,6 +908,27 @@ public final class DefaultLockClient implements LockClient {
   }
 
   /**
+   * Marks the lease as releasing under the renewer's gate: no renewal of it is sent after this.
+   *
+   * @return its state before, or null if a release of it is under way already
+   */
+  private LeaseState stopRenewal(DefaultLease lease) {
+    Lock gate = renewer.releaseGate();
+    gate.lock();
+    try {
+      return lease.beginRelease();
+    } finally {
+      gate.unlock();
+    }
+  }
+
+  /** A lease whose validity elapsed locally: the server may keep it a little longer, so clean up quietly. */
+  private void releaseLost(DefaultLease lease) {
+    lease.ops.release(lease.lockName(), lease.owner(), true)
+        .whenComplete((left, failure) -> askLocalWaiter(lease.lockName()));
+  }
+
+  /**
    * {@link io.locksmith.Lease#releaseAfter}: stops renewal, sets the backend lease to end {@code delay} from
    * now with one renewal of this lease alone, and forgets the lease, so that {@link #close()} does not
    * release it and the lock stays taken for the delay on the backend's own clock. While this client is
@@ -929,21 +941,14 @@ public final class DefaultLockClient implements LockClient {
       return releaseLease(lease);
     }
     long calledAt = System.nanoTime();
-    LeaseState before;
-    Lock gate = renewer.releaseGate();
-    gate.lock();
-    try {
-      before = lease.beginRelease();
-    } finally {
-      gate.unlock();
-    }
+    LeaseState before = stopRenewal(lease);
     if (before == null || before == LeaseState.RELEASED) {
       return false;
     }
     String name = lease.lockName();
     forget(lease); // out of the live set: close() leaves the lock to its backend lease
     if (before == LeaseState.LOST) {
-      lease.ops.release(name, lease.owner(), true).whenComplete((left, failure) -> askLocalWaiter(name));
+      releaseLost(lease);
       return false;
     }
     CompletableFuture<Boolean> done = new CompletableFuture<>();
