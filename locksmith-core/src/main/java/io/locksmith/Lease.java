@@ -141,12 +141,14 @@ public interface Lease extends AutoCloseable {
    * Gives this lease up now but leaves the lock taken for {@code delay} more, for work that must not run
    * again within a minimum interval (ShedLock's {@code lockAtLeastFor}): the backend's lease is set to
    * run out {@code delay} from now, renewal stops, and this client releases the lock when {@code delay}
-   * has passed (waking a waiter). The lease is {@link LeaseState#RELEASED} on return: its holder is done.
+   * has passed (waking a waiter). The lease is {@link LeaseState#RELEASED} on return (its holder is done),
+   * or {@link LeaseState#LOST} if the backend no longer had it (then {@code false}).
    *
    * <p>The lock stays taken for {@code delay} even if this client is closed or its process ends first, on
    * every backend whose leases run out on the server (Redis, Redlock, JDBC lease rows, the in-JVM server):
-   * {@code close()} leaves such a lock to its backend lease. A ZooKeeper session and the connection of a
-   * JDBC row lock end with their client, and free the lock then; see each backend's guide.
+   * {@code close()} leaves such a lock to its backend lease. A ZooKeeper session and the connection that
+   * holds a JDBC session lock (row lock, PostgreSQL advisory lock) end with their client, and free the lock
+   * then; see each backend's guide.
    *
    * <p>A waiter of another client is granted the lock when the delay has passed: woken by this client's
    * release, or, if this client is gone, when its own backstop timer finds the backend lease run out.

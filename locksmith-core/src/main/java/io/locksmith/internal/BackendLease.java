@@ -15,6 +15,12 @@ import java.util.concurrent.CompletionStage;
  */
 final class BackendLease extends LocalLease {
   private final Lease remote;
+  /**
+   * Set by the first of {@code release}, {@code releaseAsync}, {@code releaseAfter} and {@code close}: that
+   * call decides when the permit is freed, and later ones leave it alone (a {@code close()} after
+   * {@code releaseAfter} must not free it before the delay is over).
+   */
+  private final java.util.concurrent.atomic.AtomicBoolean ended = new java.util.concurrent.atomic.AtomicBoolean();
 
   BackendLease(DegradableLock lock, Permit permit, Lease remote) {
     super(lock, permit);
@@ -64,15 +70,21 @@ final class BackendLease extends LocalLease {
 
   @Override
   public boolean release() {
+    boolean first = ended.compareAndSet(false, true);
     try {
       return remote.release();
     } finally {
-      freePermit();
+      if (first) {
+        freePermit();
+      }
     }
   }
 
   @Override
   public CompletionStage<Boolean> releaseAsync() {
+    if (!ended.compareAndSet(false, true)) {
+      return remote.releaseAsync();
+    }
     try {
       return remote.releaseAsync().whenComplete((owned, failure) -> freePermit());
     } catch (RuntimeException e) {
@@ -88,6 +100,9 @@ final class BackendLease extends LocalLease {
   @Override
   public boolean releaseAfter(Duration delay) {
     long millis = DefaultLease.releaseDelayMillis(delay); // bad input throws before anything changes
+    if (!ended.compareAndSet(false, true)) {
+      return remote.releaseAfter(delay);
+    }
     boolean kept = false;
     try {
       kept = remote.releaseAfter(delay);
@@ -103,10 +118,13 @@ final class BackendLease extends LocalLease {
 
   @Override
   public void close() {
+    boolean first = ended.compareAndSet(false, true);
     try {
       remote.close();
     } finally {
-      freePermit();
+      if (first) {
+        freePermit();
+      }
     }
   }
 

@@ -12,6 +12,7 @@ import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -50,6 +51,8 @@ final class DefaultLease implements Lease {
   private LeaseState state = LeaseState.HELD;
   private boolean releasing;
   private boolean renewing;
+  /** Completed when the renewal in flight is answered; a completed one while none is. */
+  private CompletableFuture<Void> renewalAnswered = CompletableFuture.completedFuture(null);
   /**
    * A verification was asked for while a renewal was in flight (see {@link #claimForVerification}): that
    * renewal may have been answered by a server from before the event that asked (a node that has since
@@ -174,7 +177,8 @@ final class DefaultLease implements Lease {
   /**
    * Checks the delay of a {@link Lease#releaseAfter}, for every lease kind alike.
    *
-   * @return the delay in whole milliseconds, 0 to release now
+   * @return the delay in milliseconds, rounded up (the backend must not end the lock first); 0 to release
+   *     now, for a delay under a millisecond
    * @throws NullPointerException if {@code delay} is null
    * @throws IllegalArgumentException if it is longer than {@link LockOptions#MAX_LEASE_TIME}
    */
@@ -184,7 +188,19 @@ final class DefaultLease implements Lease {
       throw new IllegalArgumentException("delay " + delay + " is longer than the longest lease, "
           + LockOptions.MAX_LEASE_TIME);
     }
-    return delay.isNegative() ? 0 : delay.toMillis();
+    if (delay.compareTo(Duration.ofMillis(1)) < 0) {
+      return 0;
+    }
+    return (delay.toNanos() + 999_999) / 1_000_000;
+  }
+
+  /**
+   * @return completes once the renewal or verification of this lease now in flight has been answered (at
+   *     once if none is): a backend that runs calls on several connections (JDBC) could otherwise apply
+   *     that renewal after a later call that shortened the lease
+   */
+  synchronized CompletableFuture<Void> renewalAnswered() {
+    return renewalAnswered;
   }
 
   /**
@@ -408,6 +424,7 @@ final class DefaultLease implements Lease {
       return false;
     }
     renewing = true;
+    renewalAnswered = new CompletableFuture<>();
     scheduleNext(); // now only the end of validity: listeners must not wait for the renewal's reply
     return true;
   }
@@ -440,6 +457,7 @@ final class DefaultLease implements Lease {
       millis = (left + 999_999) / 1_000_000; // rounded up: the server must not end it first
     }
     renewing = true;
+    renewalAnswered = new CompletableFuture<>();
     scheduleNext(); // now only the end of validity, as for a renewal
     return millis;
   }
@@ -472,6 +490,7 @@ final class DefaultLease implements Lease {
     if (failure == null && !stillOwned) {
       synchronized (this) {
         renewing = false;
+        renewalAnswered.complete(null);
       }
       markLost("the backend no longer has this owner's lock (expired, deleted or taken over)");
       return false;
@@ -479,6 +498,7 @@ final class DefaultLease implements Lease {
     LeaseState to;
     synchronized (this) {
       renewing = false;
+      renewalAnswered.complete(null);
       if (state.isFinal() || releasing) {
         return false;
       }

@@ -952,12 +952,13 @@ public final class DefaultLockClient implements LockClient {
       return false;
     }
     CompletableFuture<Boolean> done = new CompletableFuture<>();
-    CompletionStage<List<Boolean>> renewal;
-    try {
-      renewal = lease.ops.renew(List.of(new io.locksmith.spi.RenewRequest(name, lease.owner(), delayMillis)));
-    } catch (RuntimeException e) {
-      renewal = CompletableFuture.failedFuture(e);
-    }
+    // After a renewal of this lease still in flight: on a backend that runs calls on several connections
+    // (JDBC) it could otherwise be applied after this one and set the lease time back. Bounded, though the
+    // SPI answers every call within its command timeout: nothing here may wait for ever.
+    CompletableFuture<List<Boolean>> renewal = lease.renewalAnswered().copy()
+        .completeOnTimeout(null, lease.lockOptions().leaseTime().toNanos(), TimeUnit.NANOSECONDS)
+        .thenCompose(answered -> lease.ops.renew(
+            List.of(new io.locksmith.spi.RenewRequest(name, lease.owner(), delayMillis))));
     track(renewal);
     renewal.whenComplete((replies, failure) -> {
       try {
@@ -972,11 +973,14 @@ public final class DefaultLockClient implements LockClient {
         lease.finishRelease(owned);
         if (owned) {
           // from the call, not the reply: the backend counts the delay from when it applied the renewal,
-          // which is before the reply, so this release never comes before the backend's lease end by more
-          // than the time the request took to arrive
-          schedule(() -> releaseLater(lease.ops, name, lease.owner()), delay.toNanos() - (System.nanoTime() - calledAt));
+          // after the call, so this release never comes before the backend's lease end
+          schedule(() -> releaseLater(lease.ops, name, lease.owner()),
+              TimeUnit.MILLISECONDS.toNanos(delayMillis) - (System.nanoTime() - calledAt));
         }
         done.complete(owned);
+      } catch (RuntimeException | Error e) {
+        done.completeExceptionally(e); // the caller must not wait for ever
+        throw e;
       } finally {
         askLocalWaiter(name); // no lease of this client holds it any more: a waiter that waits locally asks
       }

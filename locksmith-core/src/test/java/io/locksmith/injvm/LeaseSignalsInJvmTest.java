@@ -216,6 +216,42 @@ class LeaseSignalsInJvmTest {
   }
 
   /**
+   * {@link Lease#releaseAfter} while a renewal of the lease is in flight: its shorter lease is sent only
+   * once that renewal is answered. A backend that runs calls on several connections (JDBC) could otherwise
+   * apply the renewal second and set the lease back to its full time, and the lock would outlive the delay
+   * (or, for a delay longer than the lease, be freed early) once the client is closed.
+   */
+  @Test
+  void aReleaseAfterADelayWaitsForTheRenewalInFlight() throws Exception {
+    LockClient c = deafClient();
+    Lease watched = c.lock("keep-after-renewal", WATCHED).acquire();
+    Seen w = new Seen(watched);
+    deaf.events.connectionLost("test: connection dropped");
+    w.await(LeaseState.UNCERTAIN);
+    deaf.holdRenewals = true;
+    deaf.events.connectionRestored();
+    Runnable inFlight = deaf.heldRenewal.poll(5, TimeUnit.SECONDS);
+    assertThat(inFlight).as("a verification is in flight").isNotNull();
+
+    Duration delay = Duration.ofMillis(300);
+    java.util.concurrent.CompletableFuture<Boolean> kept =
+        java.util.concurrent.CompletableFuture.supplyAsync(() -> watched.releaseAfter(delay));
+    assertThat(deaf.heldRenewal.poll(300, TimeUnit.MILLISECONDS)).as("not sent while the renewal is in flight")
+        .isNull();
+    inFlight.run(); // the full lease time
+    Runnable shorter = deaf.heldRenewal.poll(5, TimeUnit.SECONDS);
+    assertThat(shorter).as("sent once it is answered").isNotNull();
+    long appliedAt = System.nanoTime();
+    shorter.run();
+    assertThat(kept.get(5, TimeUnit.SECONDS)).isTrue();
+    c.close(); // the server's lease decides now
+    Lease next = client().lock("keep-after-renewal").acquire(Duration.ofSeconds(10));
+    assertThat(Duration.ofNanos(System.nanoTime() - appliedAt)).as("the delay, not the %s lease", WATCHED.leaseTime())
+        .isLessThan(Duration.ofSeconds(5));
+    next.release();
+  }
+
+  /**
    * The server-side check of a downgrade (issue 12 item 7) when the holder was not told that its write
    * hold was removed: the TCK reaches it through a force-unlock only on backends that do not tell.
    */

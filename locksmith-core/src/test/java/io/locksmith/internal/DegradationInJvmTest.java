@@ -125,6 +125,7 @@ class DegradationInJvmTest {
     assertThat(remote.isDegraded()).isFalse();
     calledAt = System.nanoTime();
     assertThat(remote.releaseAfter(delay)).isTrue();
+    remote.close(); // try-with-resources after releaseAfter: must not free the local lock early
     assertThat(b.lock(name, efficiency).tryAcquire()).as("the backend lock is kept for the delay").isEmpty();
     server.setReachable(false);
     assertThat(b.lock(name, efficiency).tryAcquire()).as("and the local one: no degraded grant meanwhile")

@@ -50,9 +50,9 @@ import org.slf4j.LoggerFactory;
  * #currentFencingToken()}, for the task to fence its writes (see {@code docs/fencing.md}); and a lock
  * whose loss (e.g. a partition of this process) is signalled on the lease rather than found out later.
  *
- * <p>Thread-safe. Owns one daemon timer thread, for {@code lockAtMostFor}; {@link #close()} stops it. Locks of
- * jobs still running when the client is closed are released by the client's close. Backend failures while locking are thrown as Locksmith's {@link LockException}s
- * (ShedLock then logs the job as not run).
+ * <p>Thread-safe. Owns one daemon timer thread, for {@code lockAtMostFor}; {@link #close()} stops it. Locks
+ * of jobs still running when the client is closed are released by the client's close. Backend failures
+ * while locking are thrown as Locksmith's {@link LockException}s (ShedLock then logs the job as not run).
  */
 public final class LocksmithLockProvider implements ExtensibleLockProvider, AutoCloseable {
   /** The longest lease asked of the backend; a longer {@code lockAtMostFor} is kept by renewals. */
@@ -159,16 +159,20 @@ public final class LocksmithLockProvider implements ExtensibleLockProvider, Auto
         release.cancel(false);
       }
       Duration delay = Duration.between(ClockProvider.now(), until);
+      if (delay.compareTo(LockOptions.MAX_LEASE_TIME) > 0) {
+        log.warn("ShedLock lock '{}': lockAtLeastFor ends in {}, beyond the longest lease a backend keeps ({}); "
+            + "it is kept for that long", lease.lockName(), delay, LockOptions.MAX_LEASE_TIME);
+        delay = LockOptions.MAX_LEASE_TIME;
+      }
       try {
         if (delay.isNegative() || delay.isZero()) {
           lease.release();
         } else {
-          // a lockAtLeastFor beyond the longest backend lease is kept as long as a lease can be
-          lease.releaseAfter(delay.compareTo(LockOptions.MAX_LEASE_TIME) > 0 ? LockOptions.MAX_LEASE_TIME : delay);
+          lease.releaseAfter(delay);
         }
-      } catch (LockException e) {
+      } catch (RuntimeException e) { // a LockException, or the client closing meanwhile: the job has run
         log.warn("could not release ShedLock lock '{}' (it expires with its lease): {}", lease.lockName(),
-            e.getMessage());
+            e.toString());
       }
     }
 
