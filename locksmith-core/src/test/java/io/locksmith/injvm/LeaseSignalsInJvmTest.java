@@ -97,6 +97,22 @@ class LeaseSignalsInJvmTest {
     return c;
   }
 
+  /**
+   * Drops the deaf client's connection, waits until {@code lease} is UNCERTAIN, then reports the connection
+   * back with renewals held.
+   *
+   * @return the verification the reconnect sent, held until the test runs it
+   */
+  private Runnable verificationHeldInFlight(Seen lease) throws InterruptedException {
+    deaf.events.connectionLost("test: connection dropped");
+    lease.await(LeaseState.UNCERTAIN);
+    deaf.holdRenewals = true;
+    deaf.events.connectionRestored();
+    Runnable inFlight = deaf.heldRenewal.poll(5, TimeUnit.SECONDS);
+    assertThat(inFlight).as("a verification was sent at once").isNotNull();
+    return inFlight;
+  }
+
   /** The states a lease entered, each with a latch. */
   private static final class Seen {
     final Map<LeaseState, CountDownLatch> latches = new ConcurrentHashMap<>();
@@ -186,13 +202,7 @@ class LeaseSignalsInJvmTest {
     LockClient c = deafClient();
     Lease watched = c.lock("again-watched", WATCHED).acquire();
     Seen w = new Seen(watched);
-    deaf.events.connectionLost("test: connection dropped");
-    w.await(LeaseState.UNCERTAIN);
-
-    deaf.holdRenewals = true;
-    deaf.events.connectionRestored();
-    Runnable first = deaf.heldRenewal.poll(5, TimeUnit.SECONDS);
-    assertThat(first).as("a verification was sent at once").isNotNull();
+    Runnable first = verificationHeldInFlight(w);
     // meanwhile the hold is removed without this client being told, and another lease is taken, whose
     // verification shows when the second reconnect has been handled
     assertThat(client().lock("again-watched").forceUnlock()).isTrue();
@@ -225,13 +235,7 @@ class LeaseSignalsInJvmTest {
   void aReleaseAfterADelayWaitsForTheRenewalInFlight() throws Exception {
     LockClient c = deafClient();
     Lease watched = c.lock("keep-after-renewal", WATCHED).acquire();
-    Seen w = new Seen(watched);
-    deaf.events.connectionLost("test: connection dropped");
-    w.await(LeaseState.UNCERTAIN);
-    deaf.holdRenewals = true;
-    deaf.events.connectionRestored();
-    Runnable inFlight = deaf.heldRenewal.poll(5, TimeUnit.SECONDS);
-    assertThat(inFlight).as("a verification is in flight").isNotNull();
+    Runnable inFlight = verificationHeldInFlight(new Seen(watched));
 
     Duration delay = Duration.ofMillis(300);
     java.util.concurrent.CompletableFuture<Boolean> kept =
