@@ -492,9 +492,13 @@ final class RedisBackend implements LockBackend, HandOffOps {
                     }
                   }
                   // leases may have been lost while this node was unreachable, or the new pair leads to
-                  // another master: every lease is verified now (none at the first connect)
-                  reportedLost.set(false);
-                  context.events().connectionRestored();
+                  // another master: every lease is verified now. Not at the first connect: no lease can
+                  // predate it, and the event, handled later on the client's timer, would verify the
+                  // leases granted meanwhile for nothing (a test saw that verification in flight)
+                  boolean wasLost = reportedLost.getAndSet(false);
+                  if (replaced != null || wasLost) {
+                    context.events().connectionRestored();
+                  }
                 });
               });
         });
