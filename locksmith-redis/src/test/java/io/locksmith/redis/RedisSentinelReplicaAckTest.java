@@ -5,6 +5,7 @@ import static io.locksmith.redis.RedisReplicaAckIsolationTest.HELD_LEASE;
 import static io.locksmith.redis.RedisReplicaAckIsolationTest.RUN;
 import static io.locksmith.redis.RedisReplicaAckIsolationTest.THREADS;
 import static io.locksmith.redis.RedisReplicaAckIsolationTest.WAIT_TIMEOUT;
+import static io.locksmith.tck.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.Lease;
@@ -14,6 +15,7 @@ import io.locksmith.testkit.RedisSentinelGroup;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
@@ -98,8 +100,21 @@ class RedisSentinelReplicaAckTest {
         assertThat(promoted.command("EXISTS", key(first.lease().lockName())))
             .as("the grant was made on the promoted replica").isEqualTo("1");
         assertThat(first.lease().replicasAcknowledged()).isPresent();
-        assertThat(first.lease().release()).isTrue();
-        assertThat(locks.backend.replicaAckConnections()).isBetween(1, ReplicaAckLanes.MAX_LANES);
+        assertThat(first.lease().release()).as("released on the promoted master").isTrue();
+        assertThat(locks.backend.replicaAckConnections()).isBetween(0, ReplicaAckLanes.MAX_LANES);
+        // the shared pair's move to the promoted master retires every lane, and it may end just after the
+        // first grant: that grant's lane is then closed rather than kept (a CI run saw none left). Once the
+        // move is over, a lane is kept for the next grant
+        AtomicInteger grantsAfter = new AtomicInteger();
+        boolean laneKept = eventually(REACQUIRE_SLACK, () -> {
+          Lease next = locks.lock("after-move-" + grantsAfter.incrementAndGet()).tryAcquire().orElseThrow();
+          assertThat(next.replicasAcknowledged()).isPresent();
+          assertThat(next.release()).isTrue();
+          int lanes = locks.backend.replicaAckConnections();
+          assertThat(lanes).isLessThanOrEqualTo(ReplicaAckLanes.MAX_LANES);
+          return lanes >= 1;
+        });
+        assertThat(laneKept).as("a lane kept for reuse after %d more grants", grantsAfter.get()).isTrue();
       } finally {
         hung.resume(); // Sentinel then turns it into a replica of the new master
       }
