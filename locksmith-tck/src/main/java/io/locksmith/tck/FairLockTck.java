@@ -86,7 +86,8 @@ public abstract class FairLockTck extends LockClientTck {
     held = handOff(held, patient);
     // first in line, then out of time
     CompletableFuture<Optional<Lease>> impatient =
-        lock(b, name()).tryAcquireAsync(Duration.ofSeconds(1)).toCompletableFuture();
+        // long enough to be seen queued on a loaded machine before it runs out
+        lock(b, name()).tryAcquireAsync(Duration.ofSeconds(2)).toCompletableFuture();
     awaitQueued(a, 1);
     CompletableFuture<Lease> next = lock(c, name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
     assertThat(impatient.get(10, TimeUnit.SECONDS)).isEmpty();

@@ -281,8 +281,10 @@ public abstract class LockClientTck extends ContractSuite {
   void aFixedLeaseExpiresAndFreesTheLockForAnotherClient() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease fixed = lock(a, name(), LockOptions.fixed(SHORT_LEASE)).acquire();
+    // timed from before the grant: the lease cannot start earlier, and a stall after the grant would
+    // otherwise be taken off the wait
     long start = System.nanoTime();
+    Lease fixed = lock(a, name(), LockOptions.fixed(SHORT_LEASE)).acquire();
     Lease next = lock(b, name()).acquire(Duration.ofSeconds(10));
     long waited = System.nanoTime() - start;
     assertThat(waited).as("taken over only after the lease ran out")
@@ -328,7 +330,8 @@ public abstract class LockClientTck extends ContractSuite {
     LockClient holder = client();
     LockClient other = client();
     String name = name();
-    Duration delay = Duration.ofMillis(1500);
+    // the check below must run within the delay, after a round trip and (keeps) the holder's close()
+    Duration delay = Duration.ofMillis(2500);
     Lease lease = lock(holder, name).acquire(Duration.ofSeconds(10));
     long calledAt = System.nanoTime();
     assertThat(lease.releaseAfter(delay)).as("held up to the call").isTrue();
@@ -374,7 +377,7 @@ public abstract class LockClientTck extends ContractSuite {
   void forceUnlockMakesTheHolderLoseItsLeaseAndItsListenerFire() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease lease = lock(a, name(), LockOptions.watched(SHORT_LEASE)).acquire();
+    Lease lease = lock(a, name(), LockOptions.watched(WATCHED_LEASE)).acquire();
     if (!forceUnlockReachesOtherClients()) {
       assertThat(lock(b, name()).forceUnlock()).as("documented: not from another client").isFalse();
       assertThat(lock(b, name()).tryAcquire()).as("the holder keeps its lock").isEmpty();

@@ -135,8 +135,10 @@ public abstract class SemaphoreTck extends ContractSuite {
   void aPermitWhoseFixedLeaseRunsOutComesBack() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease fixed = a.semaphore(name(), 1, LockOptions.fixed(SHORT_LEASE)).acquire();
+    // timed from before the grant: the lease cannot start earlier, and a stall after the grant would
+    // otherwise be taken off the wait
     long start = System.nanoTime();
+    Lease fixed = a.semaphore(name(), 1, LockOptions.fixed(SHORT_LEASE)).acquire();
     Lease next = b.semaphore(name(), 1).acquire(Duration.ofSeconds(10));
     long waited = System.nanoTime() - start;
     assertThat(waited).as("taken only after the lease ran out").isGreaterThan(SHORT_LEASE.toNanos() / 2);
@@ -279,7 +281,8 @@ public abstract class SemaphoreTck extends ContractSuite {
   void loweringThePermitsRevokesNothingAndNewcomersWaitUntilEnoughReturn() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    DistributedSemaphore inA = a.semaphore(name(), 3, LockOptions.watched(SHORT_LEASE));
+    // WATCHED_LEASE: the three permits must survive every renewal until released (see WATCHED_LEASE)
+    DistributedSemaphore inA = a.semaphore(name(), 3, LockOptions.watched(WATCHED_LEASE));
     List<Lease> held = new ArrayList<>(List.of(inA.acquire(), inA.acquire(), inA.acquire()));
     DistributedSemaphore inB = b.semaphore(name(), 3, LONG);
     inB.setPermits(1);
@@ -288,7 +291,7 @@ public abstract class SemaphoreTck extends ContractSuite {
     assertThat(info.taken()).as("may exceed the count after it was lowered").isEqualTo(3);
     assertThat(info.available()).isZero();
     // several renewals later every permit is still held, and a newcomer still waits
-    assertThat(inB.tryAcquire(SHORT_LEASE.multipliedBy(3))).isEmpty();
+    assertThat(inB.tryAcquire(WATCHED_LEASE.multipliedBy(3))).isEmpty();
     assertThat(held).allSatisfy(l -> assertThat(l.state()).isEqualTo(LeaseState.HELD));
     assertThat(held.remove(0).release()).isTrue();
     assertThat(inB.tryAcquire()).as("2 held, 1 permit").isEmpty();

@@ -173,7 +173,8 @@ public abstract class WriteLockTck extends LockClientTck {
     LockClient c = client();
     Lease held = rw(a, LockOptions.watched(Duration.ofSeconds(30))).readLock().acquire();
     CompletableFuture<Optional<Lease>> writer =
-        rw(b).writeLock().tryAcquireAsync(Duration.ofMillis(800)).toCompletableFuture();
+        // long enough to be seen keeping readers out on a loaded machine before it runs out
+        rw(b).writeLock().tryAcquireAsync(Duration.ofSeconds(2)).toCompletableFuture();
     assertThat(readersAreKeptOut(c)).isTrue();
     CompletableFuture<Lease> reader = rw(c).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
     assertThat(writer.get(10, TimeUnit.SECONDS)).as("the writer's wait ran out").isEmpty();
@@ -480,9 +481,9 @@ public abstract class WriteLockTck extends LockClientTck {
   void aReadLeaseKeepsWorkingUnderRenewal() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Lease read = rw(a, LockOptions.watched(SHORT_LEASE)).readLock().acquire();
-    // the writer's bounded wait spans four lease times: renewal must keep the read hold throughout
-    assertThat(rw(b).writeLock().tryAcquire(SHORT_LEASE.multipliedBy(4))).isEmpty();
+    Lease read = rw(a, LockOptions.watched(WATCHED_LEASE)).readLock().acquire();
+    // the writer's bounded wait spans three lease times: renewal must keep the read hold throughout
+    assertThat(rw(b).writeLock().tryAcquire(WATCHED_LEASE.multipliedBy(3))).isEmpty();
     assertThat(read.state()).isEqualTo(LeaseState.HELD);
     assertThat(read.remainingValidity()).isPositive();
     assertThat(read.release()).isTrue();
@@ -494,9 +495,11 @@ public abstract class WriteLockTck extends LockClientTck {
     LockClient a = client();
     LockClient b = client();
     Lease kept = rw(a, LockOptions.watched(Duration.ofSeconds(30))).readLock().acquire();
+    // timed from before the grant: the lease cannot start earlier, and a stall after the grant would
+    // otherwise be taken off the wait
+    long start = System.nanoTime();
     Lease fixed = rw(a, LockOptions.fixed(SHORT_LEASE)).readLock().acquire();
     kept.release();
-    long start = System.nanoTime();
     Lease write = rw(b).writeLock().acquire(Duration.ofSeconds(10));
     assertThat(System.nanoTime() - start).as("taken only after the read lease ran out")
         .isGreaterThan(SHORT_LEASE.toNanos() / 2);
@@ -513,8 +516,9 @@ public abstract class WriteLockTck extends LockClientTck {
     LockOptions options = LockOptions.watched(Duration.ofSeconds(30));
     Lease first = rw(a, options).readLock().acquire();
     Lease second = rw(b, options).readLock().acquire();
-    // a short watched lease, so that the writer's renewal soon finds the force-unlock at the end
-    CompletableFuture<Lease> writer = rw(b, LockOptions.watched(SHORT_LEASE)).writeLock()
+    // a watched lease short enough for the writer's renewal to find the force-unlock at the end soon, and
+    // long enough to survive until then (see WATCHED_LEASE)
+    CompletableFuture<Lease> writer = rw(b, LockOptions.watched(WATCHED_LEASE)).writeLock()
         .acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
     assertThat(readersAreKeptOut(a)).isTrue();
     assertThat(rw(a).readLock().forceUnlock()).isTrue();
