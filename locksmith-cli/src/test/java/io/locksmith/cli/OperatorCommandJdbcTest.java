@@ -48,7 +48,11 @@ class OperatorCommandJdbcTest {
 
   @Test
   void inspectShowsTheHolderAndUnlockEvictsIt() throws Exception {
-    Lease lease = app.lock("invoice-42", LockOptions.watched(Duration.ofMillis(600))).acquire();
+    // 3 s, renewed every second: the first Main.run loads the CLI's classes and builds a pool, and a
+    // renewal stalled behind that on a loaded machine for two thirds of a 600 ms lease let the row
+    // expire, so inspect printed "free". The evicted holder still finds out at its next renewal, within
+    // a second, well inside the 5 s wait below.
+    Lease lease = app.lock("invoice-42", LockOptions.watched(Duration.ofSeconds(3))).acquire();
     String url = h2.jdbcUrl() + ";USER=sa";
     assertThat(run("inspect", "--jdbc-url", url, "--table", "app_locks", "invoice-42")).isZero();
     assertThat(out()).contains("lock 'invoice-42'", lease.fencingToken() + "", app.clientId());

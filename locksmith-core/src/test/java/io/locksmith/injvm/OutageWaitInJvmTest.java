@@ -166,7 +166,10 @@ class OutageWaitInJvmTest {
           .hasCauseInstanceOf(BackendUnavailableException.class);
       assertThat(Duration.ofNanos(System.nanoTime() - start)).as("it used its wait")
           .isGreaterThanOrEqualTo(Duration.ofMillis(300));
-      assertThat(backend.attempts.get()).as("attempts within 300 ms").isBetween(3, 15);
+      // At least two: the wait retried rather than ending with its first failure. With backoffs of 12-25,
+      // 25-50 and 50-100 ms a third attempt is usual, but one timer stall of ~250 ms on a loaded machine
+      // leaves only two. At most 15: no busy retry loop.
+      assertThat(backend.attempts.get()).as("attempts within 300 ms").isBetween(2, 15);
 
       assertThatThrownBy(() -> lock.tryAcquire(Duration.ofMillis(200)))
           .isExactlyInstanceOf(BackendUnavailableException.class).hasMessageContaining("within PT0.2S");

@@ -107,7 +107,10 @@ class DegradationInJvmTest {
   void aDegradableLeaseReleasedAfterADelayKeepsTheLockThatLong() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    Duration delay = Duration.ofMillis(600);
+    // Long enough that the "kept for the delay" checks run within it even when the machine stalls for a
+    // second; each check is followed by checkedWithinDelay, so a longer stall fails as such rather than
+    // as a lock freed early.
+    Duration delay = Duration.ofSeconds(2);
     server.setReachable(false);
     Lease degraded = a.lock(name, efficiency).acquire(Duration.ofSeconds(5));
     assertThat(degraded.isDegraded()).isTrue();
@@ -115,7 +118,9 @@ class DegradationInJvmTest {
     assertThat(degraded.releaseAfter(delay)).isTrue();
     assertThat(degraded.state()).isEqualTo(LeaseState.RELEASED);
     assertThat(degraded.releaseAfter(delay)).as("released already").isFalse();
-    assertThat(b.lock(name, efficiency).tryAcquire()).as("the local lock is kept for the delay").isEmpty();
+    Optional<Lease> duringDelay = b.lock(name, efficiency).tryAcquire();
+    checkedWithinDelay(calledAt, delay);
+    assertThat(duringDelay).as("the local lock is kept for the delay").isEmpty();
     Lease after = b.lock(name, efficiency).tryAcquire(Duration.ofSeconds(5)).orElseThrow();
     assertThat(Duration.ofNanos(System.nanoTime() - calledAt)).isGreaterThanOrEqualTo(delay.minusMillis(20));
     after.release();
@@ -126,14 +131,28 @@ class DegradationInJvmTest {
     calledAt = System.nanoTime();
     assertThat(remote.releaseAfter(delay)).isTrue();
     remote.close(); // try-with-resources after releaseAfter: must not free the local lock early
-    assertThat(b.lock(name, efficiency).tryAcquire()).as("the backend lock is kept for the delay").isEmpty();
+    Optional<Lease> backendDuringDelay = b.lock(name, efficiency).tryAcquire();
     server.setReachable(false);
-    assertThat(b.lock(name, efficiency).tryAcquire()).as("and the local one: no degraded grant meanwhile")
-        .isEmpty();
+    Optional<Lease> localDuringDelay = b.lock(name, efficiency).tryAcquire();
+    checkedWithinDelay(calledAt, delay);
+    assertThat(backendDuringDelay).as("the backend lock is kept for the delay").isEmpty();
+    assertThat(localDuringDelay).as("and the local one: no degraded grant meanwhile").isEmpty();
     Lease local = b.lock(name, efficiency).tryAcquire(Duration.ofSeconds(5)).orElseThrow();
     assertThat(Duration.ofNanos(System.nanoTime() - calledAt)).isGreaterThanOrEqualTo(delay.minusMillis(20));
     assertThat(local.isDegraded()).isTrue();
     local.release();
+  }
+
+  /**
+   * Precondition of a "kept for the delay" check: it ran, and returned, before the delay that began at
+   * {@code calledAt} was over. Without it a stalled test thread would check after the delay and report
+   * the lock as freed early.
+   */
+  private static void checkedWithinDelay(long calledAt, Duration delay) {
+    Duration took = Duration.ofNanos(System.nanoTime() - calledAt);
+    assertThat(took).as("precondition: the check ran within the releaseAfter delay of %d ms, but it returned %d ms"
+        + " after releaseAfter was called (the test thread stalled)", delay.toMillis(), took.toMillis())
+        .isLessThan(delay);
   }
 
   @Test

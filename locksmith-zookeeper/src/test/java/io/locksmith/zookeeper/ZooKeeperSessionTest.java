@@ -24,6 +24,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class ZooKeeperSessionTest {
   private static final Duration SESSION = Duration.ofSeconds(2);
+  /** How late the holder's loss-check timer may run on a loaded machine. */
+  private static final Duration LOSS_CHECK_LATENESS = Duration.ofMillis(300);
   private static final LockOptions LONG = LockOptions.watched(Duration.ofSeconds(30));
 
   @RegisterExtension
@@ -57,8 +59,11 @@ class ZooKeeperSessionTest {
             l.release();
             return at;
           });
-      long cut = System.nanoTime();
       proxy.blackhole();
+      // read once the link is cut: every request the holder can still prove was answered was sent
+      // before this moment, so the holder's own deadline (last proof + session − drift allowance) is at
+      // most cut + SESSION. Read before blackhole(), the time blackhole() took came off the slack.
+      long cut = System.nanoTime();
       long granted = grantedAt.get(20, TimeUnit.SECONDS);
       LeaseEventLog.Event lost = log.first("lost");
       assertThat(lost).as("the holder declared its lease lost").isNotNull();
@@ -78,8 +83,13 @@ class ZooKeeperSessionTest {
           .endsWith(LeaseState.LOST);
       assertThat(margin).as("lost %d ms before the other client was granted (cut off %d ms before that)",
           TimeUnit.NANOSECONDS.toMillis(margin), TimeUnit.NANOSECONDS.toMillis(granted - cut)).isPositive();
-      assertThat(lost.nanos() - cut).as("declared within the session timeout of the cut")
-          .isLessThanOrEqualTo(SESSION.toNanos());
+      // The loss check is a timer task due at that deadline; a descheduled timer thread runs it a little
+      // late. The allowance covers that, while a holder that waited for its handle to report the loss
+      // (suspended after 2/3 of the session, lost a session later: about 3.3 s) still fails here, and the
+      // margin above stays the safety check.
+      assertThat(lost.nanos() - cut).as("declared within the session timeout of the cut (plus %d ms of timer"
+          + " scheduling)", LOSS_CHECK_LATENESS.toMillis())
+          .isLessThanOrEqualTo(SESSION.plus(LOSS_CHECK_LATENESS).toNanos());
       assertThat(log.kinds()).as("uncertain first (suspended), then lost").startsWith("uncertain");
       proxy.heal();
       proxy.resetAll();
