@@ -65,14 +65,16 @@ class OutageWaitTest {
   /**
    * Regression: kill -9 and restart 3 s later failed every waiting acquisition with {@code
    * BackendUnavailableException} at its first round during the outage. Each lock was held by another
-   * client with a 1 s fixed lease, so every waiter's backstop round falls into the outage; the restart is
-   * empty, so the waiters can only be granted after it: by riding it out.
+   * client with a 2 s fixed lease, so every waiter's backstop round falls into the outage; the restart is
+   * empty, so the waiters can only be granted after it: by riding it out. (The leases were 1 s, and the
+   * three acquisitions, three waiters and their registration checks did not always fit in that on a loaded
+   * host; the outage grew with them, to the lease plus a command timeout.)
    */
   @Test
   void waitingAcquisitionsRideOutAKillAndRestart() throws Exception {
     RedisLockClient holder = client();
     RedisLockClient waiter = client();
-    LockOptions brief = LockOptions.fixed(Duration.ofSeconds(1));
+    LockOptions brief = LockOptions.fixed(Duration.ofSeconds(2));
     for (String name : List.of("kill-acquire", "kill-lock", "kill-async")) {
       holder.lock(name, brief).acquire();
     }
@@ -97,10 +99,14 @@ class OutageWaitTest {
           .equals(Optional.of(1)))).as("waiter of %s registered", name).isTrue();
     }
 
-    server.kill();
-    Thread.sleep(3_000); // the outage: longer than the holders' 1 s leases, so every backstop falls in it
     Map<String, CompletableFuture<?>> waits = Map.of("acquire(30 s)", acquired, "lock()", locked,
         "acquireAsync(30 s)", async);
+    // precondition: the holders' leases have not run out yet, so no waiter was granted before the outage
+    waits.forEach((what, f) -> assertThat(f).as("%s still waiting before the kill (setup within the holders'"
+        + " 2 s leases)", what).isNotDone());
+    server.kill();
+    // the outage: the holders' 2 s leases plus a command timeout, so every backstop round falls in it
+    Thread.sleep(4_000);
     waits.forEach((what, f) -> assertThat(f).as("%s still waiting at the end of the outage", what)
         .isNotCompletedExceptionally());
     long restartedAt = System.nanoTime();
@@ -114,7 +120,7 @@ class OutageWaitTest {
     assertThat(lockedAt.get()).as("lock() granted after the restart").isGreaterThan(restartedAt);
     assertThat(lease.isHeld()).isTrue();
     assertThat(asyncLease.isHeld()).isTrue();
-    System.out.printf("[outage] kill -9, restart after 3 s: acquire(30 s) granted %d ms after restart() began,"
+    System.out.printf("[outage] kill -9, restart after 4 s: acquire(30 s) granted %d ms after restart() began,"
         + " lock() %d ms, acquireAsync(30 s) %d ms%n", acquireMillis,
         TimeUnit.NANOSECONDS.toMillis(lockedAt.get() - restartedAt), asyncMillis);
     assertThat(lease.release()).isTrue();

@@ -400,30 +400,38 @@ class RedisLocalHandOffTest {
    * A claimed waiter's own deadline timer is cancelled; if the release that carries its hand-off gets no
    * answer, the waiter must still end within its wait plus one command timeout (architecture.md's bound),
    * not send another round first (a reviewer found it did: wait plus two command timeouts).
+   *
+   * <p>The command timeout is longer than the wait plus the slack, so the hand-off may be sent at any point of
+   * the wait: correct, the wait ends one command timeout after it (about 3 s); with the extra round, two
+   * command timeouts after it (about 6 s), past the bound of wait + command timeout + 1 s slack (5 s). The
+   * hand-off is sent as soon as the waiter waits, so a stalled test thread has most of the wait to get there
+   * (it used to be sent 800 ms into a 1 s wait, after pausing the server, and a loaded host overran that).
    */
   @Test
   void aHandOffThatGetsNoAnswerEndsTheWaitWithinItsBound() throws Exception {
-    Duration command = Duration.ofSeconds(1);
+    Duration command = Duration.ofSeconds(3);
     Duration wait = Duration.ofSeconds(1);
+    long slackMillis = 1000;
     RedisServer server = server();
     String name = "hand-off-unanswered";
     try (RedisLockClient locks = RedisLockClient.builder().uri(server.uri()).commandTimeout(command).build()) {
       Lease held = locks.lock(name, LockOptions.watched(Duration.ofSeconds(30))).acquire();
       long started = System.nanoTime();
       Waiter waiting = Waiter.start(() -> locks.lock(name, LockOptions.watched(Duration.ofSeconds(30))).acquire(wait));
-      waiting.awaitParked();
-      // the subject is the bound: release late in the wait, so that one more round would overrun it
-      long releaseAt = started + TimeUnit.MILLISECONDS.toNanos(800);
-      Thread.sleep(Math.max(0, TimeUnit.NANOSECONDS.toMillis(releaseAt - System.nanoTime())));
+      waiting.awaitParked(); // it waits locally, behind its own client's lease (renewed only 10 s from now)
       server.pause();
       try {
+        long releasing = System.nanoTime();
         held.releaseAsync(); // the hand-off reaches a server that does not answer
-        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> waiting.result.get(10, TimeUnit.SECONDS));
+        assertThat(TimeUnit.NANOSECONDS.toMillis(releasing - started))
+            .as("precondition: ms into the wait when the hand-off was sent (must be before the wait ended)")
+            .isLessThan(wait.toMillis());
+        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> waiting.result.get(20, TimeUnit.SECONDS));
         long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
         assertThat(failure).as("no lock while the server does not answer").isNotNull()
             .hasCauseInstanceOf(io.locksmith.BackendUnavailableException.class);
-        assertThat(tookMillis).as("ended within wait + one command timeout (+ 400 ms slack)")
-            .isLessThan(wait.plus(command).toMillis() + 400);
+        assertThat(tookMillis).as("ended within wait + one command timeout (+ %d ms slack)", slackMillis)
+            .isLessThan(wait.plus(command).toMillis() + slackMillis);
       } finally {
         server.resume();
       }

@@ -113,7 +113,10 @@ class RedisLockClientTest {
       }
       handoffMicros.sort(null);
       System.out.println("release -> waiter acquired (µs, sorted): " + handoffMicros);
-      assertThat(handoffMicros.get(handoffMicros.size() / 2)).as("median hand-off").isLessThan(50_000);
+      // Functional, not a benchmark (hand-off speed is measured in the bench module): a missed wake-up leaves
+      // the waiter to its recheck, 5 s away, which both bounds catch. The median bound is loose (250 ms) so a
+      // loaded 2-core CI host that deschedules a thread for a few rounds does not fail it.
+      assertThat(handoffMicros.get(handoffMicros.size() / 2)).as("median hand-off").isLessThan(250_000);
       assertThat(handoffMicros).allSatisfy(us -> assertThat(us).isLessThan(1_000_000));
     }
   }
@@ -121,7 +124,10 @@ class RedisLockClientTest {
   @Test
   void renewalStopsTheMomentALeaseIsReleased() throws Exception {
     RedisServer server = REDIS.server();
-    Duration lease = Duration.ofMillis(150); // renewed every 50 ms
+    // renewed every 500 ms: a shorter lease (it was 150 ms) lapses when a loaded host stalls the renewal
+    // thread or the MONITOR reader for ~100 ms, and then release() fails for a reason this test is not about
+    Duration lease = Duration.ofMillis(1500);
+    Duration renewalPeriod = lease.dividedBy(3);
     try (RedisLockClient locks = client();
         RedisMonitor monitor = new RedisMonitor(server.host(), server.port())) {
       Lease held = locks.lock("renewal-stops", LockOptions.watched(lease)).acquire();
@@ -136,7 +142,7 @@ class RedisLockClientTest {
       assertThat(held.release()).isTrue();
       List<String> afterRelease = new ArrayList<>();
       boolean releaseSeen = false;
-      long until = System.nanoTime() + lease.multipliedBy(5).toNanos(); // five renewal periods
+      long until = System.nanoTime() + renewalPeriod.multipliedBy(5).toNanos(); // five renewal periods
       while (System.nanoTime() < until) {
         String line = monitor.next(20);
         if (line == null) {

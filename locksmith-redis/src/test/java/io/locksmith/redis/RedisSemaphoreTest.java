@@ -190,7 +190,10 @@ class RedisSemaphoreTest {
   @Test
   void inspectShowsTheLastExpiringHolderAndForceUnlockFreesEveryPermit() throws Exception {
     try (Direct direct = new Direct(); RedisLockClient b = client()) {
-      DistributedSemaphore semaphore = direct.client.semaphore("operator", 2, LockOptions.watched(Duration.ofMillis(400)));
+      // 3 s, not 400 ms: a permit that lapsed under a stalled renewal thread let the waiter in before the
+      // force-unlock, which then dropped the waiter's permit too. The 20 s fixed permit still ends last.
+      DistributedSemaphore semaphore =
+          direct.client.semaphore("operator", 2, LockOptions.watched(Duration.ofSeconds(3)));
       Lease first = semaphore.acquire();
       Lease last = direct.client.semaphore("operator", 2, LockOptions.fixed(Duration.ofSeconds(20))).acquire();
       CompletableFuture<Lease> waiting = b.semaphore("operator", 2).acquireAsync(Duration.ofSeconds(20))
@@ -209,7 +212,9 @@ class RedisSemaphoreTest {
       first.onLost(lost::countDown);
       assertThat(ops.forceUnlock("operator").toCompletableFuture().join()).isTrue();
       Lease next = waiting.get(3, TimeUnit.SECONDS);
-      assertThat(lost.await(5, TimeUnit.SECONDS)).as("the watched holder learns at its next renewal").isTrue();
+      assertThat(lost.await(5, TimeUnit.SECONDS))
+          .as("the watched holder learns from the force-unlock's notice, at the latest at its next renewal (1 s)")
+          .isTrue();
       assertThat(first.state()).isEqualTo(LeaseState.LOST);
       assertThat(semaphore.describe().permits()).as("the count stays").isEqualTo(2);
       assertThat(semaphore.describe().taken()).isEqualTo(1);

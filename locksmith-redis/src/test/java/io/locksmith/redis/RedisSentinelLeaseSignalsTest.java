@@ -73,12 +73,17 @@ class RedisSentinelLeaseSignalsTest {
     Seen k = new Seen(kept);
     Seen m = new Seen(missed);
 
+    // Resolve the master first (that asks every sentinel over new sockets) and time from just before the
+    // SIGKILL. Killing the node directly is what killMaster() does; awaitFailover still waits for the sentinels
+    // to replace it, as it was the master of record. The bound is 1 s, not 100 ms, so a descheduled thread on a
+    // loaded host does not fail it; learning of the drop only at a renewal (10 s away) still does.
+    RedisServer oldMaster = group.master();
     long crashed = System.nanoTime();
-    group.killMaster();
+    oldMaster.kill();
     long keptUncertain = k.millisAfter(LeaseState.UNCERTAIN, crashed, Duration.ofSeconds(5));
     long missedUncertain = m.millisAfter(LeaseState.UNCERTAIN, crashed, Duration.ofSeconds(5));
-    assertThat(keptUncertain).as("ms from the crash to UNCERTAIN").isLessThan(100);
-    assertThat(missedUncertain).isLessThan(100);
+    assertThat(keptUncertain).as("ms from the crash to UNCERTAIN").isLessThan(1000);
+    assertThat(missedUncertain).isLessThan(1000);
 
     RedisServer promoted = group.awaitFailover(Duration.ofSeconds(40));
     long failedOver = System.nanoTime();

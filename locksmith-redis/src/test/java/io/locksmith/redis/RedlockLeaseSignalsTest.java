@@ -79,12 +79,14 @@ class RedlockLeaseSignalsTest {
           .as("the client saw node 0 go (%d connected)", locks.connectedNodes()).isTrue();
       assertThat(lease.state()).as("two of three nodes still hold it").isEqualTo(LeaseState.HELD);
 
-      long quorumGone = System.nanoTime();
+      long quorumGone = System.nanoTime(); // kill() sends SIGKILL first, then waits for the exit
       nodes.get(1).kill();
       assertThat(uncertain.await(5, TimeUnit.SECONDS)).as("UNCERTAIN once no quorum is connected").isTrue();
       long millis = TimeUnit.NANOSECONDS.toMillis(at.get(LeaseState.UNCERTAIN) - quorumGone);
       System.out.printf("Redlock: UNCERTAIN %d ms after the second of three nodes went%n", millis);
-      assertThat(millis).isLessThan(100);
+      // 1 s, not 100 ms: a loaded CI host may deschedule a thread that long; finding out only at the first
+      // renewal of this 30 s lease (10 s away) still fails
+      assertThat(millis).isLessThan(1000);
 
       nodes.get(0).restart(); // empty
       nodes.get(1).restart();

@@ -137,8 +137,11 @@ class RedlockTest {
   @Test
   void renewalMarksTheLeaseLostWhenAMajorityLostTheKeyButNotWhenAMinorityDid() throws Exception {
     try (RedlockClient locks = client()) {
-      Lease minority = locks.lock("minority-lost", LockOptions.watched(Duration.ofMillis(900))).acquire();
-      Lease majority = locks.lock("majority-lost", LockOptions.watched(Duration.ofMillis(900))).acquire();
+      // renewed every 500 ms, so only a stall of a second lets the minority lease lapse (with 900 ms a loaded
+      // host's 600 ms stall could, which this test would misread as a minority loss counted as fatal)
+      LockOptions watched = LockOptions.watched(Duration.ofMillis(1500));
+      Lease minority = locks.lock("minority-lost", watched).acquire();
+      Lease majority = locks.lock("majority-lost", watched).acquire();
       // Early expiry on some nodes (what a forward clock jump does there) is emulated by deleting.
       for (int i = 0; i < 2; i++) {
         nodes.get(i).command("DEL", key("minority-lost"));
