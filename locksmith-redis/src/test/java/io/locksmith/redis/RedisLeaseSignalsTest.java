@@ -166,7 +166,9 @@ class RedisLeaseSignalsTest {
     long fixedLost = f.millisUntil(LeaseState.LOST, up, Duration.ofSeconds(8));
     System.out.printf("empty restart: LOST %d ms (watched), %d ms (fixed) after the server was up%n", watchedLost,
         fixedLost);
-    long bound = RedisBackend.MAX_RECONNECT_DELAY.toMillis() + 500;
+    // a second past the reconnect delay for the reconnect itself (scripts, subscription, verification) on a
+    // loaded host; the regression (HELD for 3.2 s, a fixed lease until its end) still fails
+    long bound = RedisBackend.MAX_RECONNECT_DELAY.toMillis() + 1000;
     assertThat(watchedLost).as("ms from the server being up to LOST (watched)").isLessThan(bound);
     assertThat(fixedLost).as("ms from the server being up to LOST (fixed)").isLessThan(bound);
     assertThat(w.at).as("never confirmed by the empty server").doesNotContainKey(LeaseState.HELD);

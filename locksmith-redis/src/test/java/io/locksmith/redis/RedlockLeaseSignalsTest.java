@@ -94,7 +94,8 @@ class RedlockLeaseSignalsTest {
       assertThat(lost.await(8, TimeUnit.SECONDS)).as("LOST once the empty nodes answered").isTrue();
       long lostMillis = TimeUnit.NANOSECONDS.toMillis(at.get(LeaseState.LOST) - up);
       System.out.printf("Redlock: LOST %d ms after the emptied nodes were up%n", lostMillis);
-      assertThat(lostMillis).isLessThan(RedisBackend.MAX_RECONNECT_DELAY.toMillis() + 500);
+      // a second past the reconnect delay for the reconnect itself on a loaded host
+      assertThat(lostMillis).isLessThan(RedisBackend.MAX_RECONNECT_DELAY.toMillis() + 1000);
       assertThat(at).doesNotContainKey(LeaseState.HELD);
     }
   }
