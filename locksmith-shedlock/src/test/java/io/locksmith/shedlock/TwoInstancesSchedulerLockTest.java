@@ -162,7 +162,7 @@ class TwoInstancesSchedulerLockTest {
   }
 
   @Test
-  void eachJobRunsOncePerTickAcrossTwoInstances() throws Exception {
+  void eachJobRunsOnOneInstanceAtATimeAndNotAgainWithinLockAtLeastFor() throws Exception {
     for (String job : List.of("nightly-report", "cleanup")) {
       ENOUGH.put(job, new CountDownLatch(TICKS));
     }
