@@ -9,7 +9,8 @@ import java.time.Duration;
  *
  * <p>Implementations must be thread-safe and quick: they are called on the threads that complete
  * acquisitions and change lease states (callers' threads, the client's scheduler, I/O threads), and must
- * not block. An exception thrown here is logged and otherwise ignored.
+ * not block. The state changes of one lease are reported in the order the lease took them (a change made
+ * while another thread is reporting an earlier one is reported by that thread, after it). An exception thrown here is logged and otherwise ignored.
  */
 public interface LockObserver {
 

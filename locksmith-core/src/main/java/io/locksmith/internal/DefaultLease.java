@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The one lease implementation behind both lock views. State changes happen under {@code this}'s
- * monitor; listeners are told afterwards, on the client's event thread.
+ * monitor; the observer and listeners are told afterwards (listeners on the client's event thread), in
+ * the order the state took them, so {@code LOST} is the last thing they hear.
  *
  * <p>Each lease has at most one pending timer: the next renewal or the end of validity, whichever
  * comes first, for a watched lease; the end of validity for a fixed lease, and for a watched lease
@@ -62,6 +63,10 @@ final class DefaultLease implements Lease {
   private long validUntil;
   private int holds;
   private ScheduledFuture<?> timer;
+  /** Transitions taken and not yet told, oldest first: {from, to}. See {@link #tellInOrder}. */
+  private final java.util.ArrayDeque<LeaseState[]> untold = new java.util.ArrayDeque<>();
+  /** Whether a thread is telling transitions now. */
+  private boolean telling;
   /** Bumped each time {@link #timer} is armed, so a firing timer can tell whether it is still current. */
   private long timerGeneration;
   private long renewDueAt; // System.nanoTime() of the next renewal
@@ -298,7 +303,8 @@ final class DefaultLease implements Lease {
   }
 
   /**
-   * Moves to {@code to} if not final; tells listeners outside the monitor.
+   * Moves to {@code to} if not final; tells the signals, the observer and the listeners outside the
+   * monitor, in the order the state took its transitions (see {@link #tellInOrder}).
    *
    * @return whether the state changed
    */
@@ -313,6 +319,7 @@ final class DefaultLease implements Lease {
       if (to.isFinal()) {
         cancelTimer();
       }
+      untold.add(new LeaseState[] {from, to});
     }
     if (to == LeaseState.LOST) {
       log.warn("lease on lock '{}' (token {}) is lost: {}", name, fencingToken, why);
@@ -321,9 +328,42 @@ final class DefaultLease implements Lease {
       // one WARN per episode for UNCERTAIN comes from LeaseSignals, with the count of leases affected
       log.debug("lease on lock '{}' (token {}): {} -> {} ({})", name, fencingToken, from, to, why);
     }
-    client.signals().stateChanged(this, from, to);
-    notifyListeners(from, to);
+    tellInOrder();
     return true;
+  }
+
+  /**
+   * Tells every transition not told yet, oldest first: to the client's signals (the count of uncertain
+   * leases, the observer) and to the listeners (queued on the event thread, which runs them in the order
+   * queued). One thread tells at a time; a thread that finds another telling leaves its transition to that
+   * one, which takes it before it returns.
+   *
+   * <p>Why: the state is set under the monitor but told outside it (the observer and the uncertainty log
+   * are not to run under a lease's lock). Told by each thread for itself, two transitions on two threads
+   * could be told in the opposite order: a listener heard {@code [UNCERTAIN, LOST, HELD]} while the lease
+   * was {@code LOST}, and the count of uncertain leases kept a lease that was {@code HELD} again.
+   */
+  private void tellInOrder() {
+    while (true) {
+      LeaseState[] t;
+      synchronized (this) {
+        if (telling || untold.isEmpty()) {
+          return;
+        }
+        t = untold.poll();
+        telling = true;
+      }
+      try {
+        client.signals().stateChanged(this, t[0], t[1]);
+        notifyListeners(t[0], t[1]);
+      } catch (RuntimeException e) {
+        log.warn("telling a state change of lease on lock '{}' failed", name, e);
+      } finally {
+        synchronized (this) {
+          telling = false;
+        }
+      }
+    }
   }
 
   private void notifyListeners(LeaseState from, LeaseState to) {

@@ -148,6 +148,11 @@ final class LeaseSignals implements BackendEvents {
 
   // ------------------------------------------------------------------ uncertainty log
 
+  /** @return whether {@code lease} is counted as {@link LeaseState#UNCERTAIN} now (for tests) */
+  boolean countsAsUncertain(DefaultLease lease) {
+    return uncertain.contains(lease);
+  }
+
   /** Called by every lease after each state change, outside its monitor. */
   void stateChanged(DefaultLease lease, LeaseState from, LeaseState to) {
     LockObserver observer = client.options().observer().orElse(null);
