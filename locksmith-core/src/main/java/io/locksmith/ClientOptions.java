@@ -8,14 +8,29 @@ import java.util.regex.Pattern;
 
 /**
  * Options every backend's client shares: the namespace its keys live under, name limits, the default
- * lease policy, the clock-drift allowance, the clock itself and an optional client name. Immutable and
- * thread-safe; build with {@link #builder()}, derive with {@link #mutate()}.
+ * lease policy, the clock-drift and scheduling allowances, the clock itself and an optional client name.
+ * Immutable and thread-safe; build with {@link #builder()}, derive with {@link #mutate()}.
+ *
+ * <p><b>Validity.</b> A lease is valid, for its holder, until {@code sentAt + lease − margin}, where
+ * {@code sentAt} is when the request that granted or renewed it was sent and the margin is
+ * {@link #validityMarginFor(Duration)}: the {@linkplain Builder#clockDrift clock-drift allowance} plus the
+ * {@linkplain Builder#schedulingAllowance scheduling allowance}. Every backend's leases end there (the
+ * ZooKeeper backend applies the same margin to its session timeout), so the holder is told its lease
+ * is lost before the server can give the lock to someone else.
  */
 public final class ClientOptions {
   /** Default namespace prefix. */
   public static final String DEFAULT_NAMESPACE = "locksmith";
   /** Default upper bound on a lock name's length, in Unicode code points. */
   public static final int DEFAULT_MAX_NAME_LENGTH = 512;
+  /**
+   * Default {@linkplain Builder#schedulingAllowance scheduling allowance}: 50 ms. Chosen from measurement
+   * (docs/safety.md, "Telling the holder first"): with 500 ms leases, the holder's link blackholed and four
+   * CPU-bound busy loops beside three client JVMs on a loaded two-core host, the holder's {@code onLost}
+   * ran up to 23 ms after another client was granted with the clock-drift allowance alone (5 of 38
+   * trials late); 50 ms leaves twice that as headroom.
+   */
+  public static final Duration DEFAULT_SCHEDULING_ALLOWANCE = Duration.ofMillis(50);
 
   private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9._\\-]{1,64}");
   /** Printable ASCII without space: what Redis accepts as a connection name, and safe in an owner id. */
@@ -27,6 +42,7 @@ public final class ClientOptions {
   private final LockOptions defaultLockOptions;
   private final double driftFactor;
   private final Duration driftFloor;
+  private final Duration schedulingAllowance;
   private final Ticker ticker;
   private final String clientName;
   private final Executor completionExecutor;
@@ -39,6 +55,7 @@ public final class ClientOptions {
     this.defaultLockOptions = b.defaultLockOptions;
     this.driftFactor = b.driftFactor;
     this.driftFloor = b.driftFloor;
+    this.schedulingAllowance = b.schedulingAllowance;
     this.ticker = b.ticker;
     this.clientName = b.clientName;
     this.completionExecutor = b.completionExecutor;
@@ -64,6 +81,7 @@ public final class ClientOptions {
     b.defaultLockOptions = defaultLockOptions;
     b.driftFactor = driftFactor;
     b.driftFloor = driftFloor;
+    b.schedulingAllowance = schedulingAllowance;
     b.ticker = ticker;
     b.clientName = clientName;
     b.completionExecutor = completionExecutor;
@@ -131,10 +149,32 @@ public final class ClientOptions {
     return Duration.ofNanos((long) (leaseTime.toNanos() * driftFactor)).plus(driftFloor);
   }
 
+  /**
+   * @return the part of every lease set aside for the holder's own scheduling: see {@link
+   *     Builder#schedulingAllowance(Duration)}
+   */
+  public Duration schedulingAllowance() {
+    return schedulingAllowance;
+  }
+
+  /**
+   * The part of a lease its holder does not count on: the {@linkplain #driftFor clock-drift allowance}
+   * plus the {@linkplain #schedulingAllowance() scheduling allowance}. A lease is valid until {@code
+   * sentAt + leaseTime − validityMarginFor(leaseTime)}; this is the one place that margin is computed,
+   * for every backend.
+   *
+   * @param leaseTime a lease time (for ZooKeeper, the session timeout)
+   * @return the margin for it
+   */
+  public Duration validityMarginFor(Duration leaseTime) {
+    return driftFor(leaseTime).plus(schedulingAllowance);
+  }
+
   @Override
   public String toString() {
     return "ClientOptions{namespace=" + namespace + ", maxNameLength=" + maxNameLength + ", lock="
-        + defaultLockOptions + ", drift=" + driftFactor + "+" + driftFloor
+        + defaultLockOptions + ", drift=" + driftFactor + "+" + driftFloor + ", schedulingAllowance="
+        + schedulingAllowance
         + (clientName != null ? ", clientName=" + clientName : "") + "}";
   }
 
@@ -145,6 +185,7 @@ public final class ClientOptions {
     private LockOptions defaultLockOptions = LockOptions.defaults();
     private double driftFactor = 0.01;
     private Duration driftFloor = Duration.ofMillis(2);
+    private Duration schedulingAllowance = DEFAULT_SCHEDULING_ALLOWANCE;
     private Ticker ticker = Ticker.system();
     private String clientName;
     private Executor completionExecutor;
@@ -190,6 +231,28 @@ public final class ClientOptions {
     public Builder clockDrift(double factor, Duration floor) {
       this.driftFactor = factor;
       this.driftFloor = floor;
+      return this;
+    }
+
+    /**
+     * Time set aside from every lease for the holder's own scheduling: the client's timer thread that
+     * ends the lease's validity and the thread that runs its listeners can each be late on a loaded host
+     * (a busy CPU, a garbage-collection pause short of a stall), and {@code onLost} must still run before
+     * the server can grant the lock to another client. The clock-drift allowance does not cover this: it
+     * is spent on clocks, and for short leases it is a few milliseconds (500 ms leases: 7 ms).
+     *
+     * <p>The allowance is subtracted from each lease's validity (and from ZooKeeper's session timeout)
+     * on top of the clock-drift allowance, see {@link ClientOptions#validityMarginFor(Duration)}. It
+     * costs each lease that much of its validity and nothing else. Default {@link
+     * #DEFAULT_SCHEDULING_ALLOWANCE} (50 ms), chosen from measurement on a loaded 2-core host (docs/safety.md).
+     * Raise it for hosts with longer stalls; {@code Duration.ZERO} restores the drift allowance alone.
+     *
+     * @param allowance not negative; with the drift allowance, less than half of the default lease (a lock
+     *     whose lease is not longer than both together is refused when it is created)
+     * @return this builder
+     */
+    public Builder schedulingAllowance(Duration allowance) {
+      this.schedulingAllowance = allowance;
       return this;
     }
 
@@ -283,6 +346,7 @@ public final class ClientOptions {
       Objects.requireNonNull(namespace, "namespace");
       Objects.requireNonNull(defaultLockOptions, "defaultLockOptions");
       Objects.requireNonNull(driftFloor, "clockDrift floor");
+      Objects.requireNonNull(schedulingAllowance, "schedulingAllowance");
       Objects.requireNonNull(ticker, "ticker");
       if (!NAMESPACE.matcher(namespace).matches()) {
         throw new IllegalArgumentException(
@@ -303,12 +367,23 @@ public final class ClientOptions {
         throw new IllegalArgumentException("clockDrift floor must be from 0 to at most "
             + LockOptions.MAX_LEASE_TIME.toDays() + " days, was " + driftFloor);
       }
+      if (schedulingAllowance.isNegative() || schedulingAllowance.compareTo(LockOptions.MAX_LEASE_TIME) > 0) {
+        // bounded so that validityMarginFor() cannot overflow; the check below narrows it to the lease
+        throw new IllegalArgumentException("schedulingAllowance must be from 0 to at most "
+            + LockOptions.MAX_LEASE_TIME.toDays() + " days, was " + schedulingAllowance);
+      }
       Duration lease = defaultLockOptions.leaseTime();
-      if (new ClientOptions(this).driftFor(lease).compareTo(lease.dividedBy(2)) >= 0) {
+      ClientOptions built = new ClientOptions(this);
+      if (built.driftFor(lease).compareTo(lease.dividedBy(2)) >= 0) {
         throw new IllegalArgumentException(
             "clock drift allowance leaves less than half of the default lease " + lease);
       }
-      return new ClientOptions(this);
+      if (built.validityMarginFor(lease).compareTo(lease.dividedBy(2)) >= 0) {
+        throw new IllegalArgumentException("clock drift allowance " + built.driftFor(lease)
+            + " plus schedulingAllowance " + schedulingAllowance + " leave less than half of the default lease "
+            + lease);
+      }
+      return built;
     }
   }
 }

@@ -19,7 +19,9 @@ import java.util.concurrent.CompletionStage;
  *
  * <p><b>Validity.</b> {@link #remainingValidity()} is measured with the client's monotonic
  * {@link Ticker} from the moment the granting (or last renewing) request was <em>sent</em>, minus an
- * allowance for clock drift, so it never overstates what the server grants.
+ * allowance for clock drift and one for the holder's own scheduling ({@link
+ * ClientOptions#validityMarginFor}), so it never overstates what the server grants and the holder's
+ * listeners hear of the loss before the server can grant the lock to someone else.
  *
  * <p><b>Ending a lease.</b> {@link #release()} (and {@code Lock.unlock()} in the Lock view) is the
  * explicit call: it reports what happened, {@code false} for a lease found lost and

@@ -30,7 +30,8 @@ public interface LockClient extends AutoCloseable {
    * @return the exclusive re-entrant lock of that name
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above), or the lease time is not
-   *     longer than the client's clock-drift allowance for it
+   *     longer than the client's clock-drift plus scheduling allowance for it
+   *     ({@link ClientOptions#validityMarginFor})
    * @throws IllegalStateException if the client is closed
    */
   DistributedLock lock(String name, LockOptions options);
@@ -59,7 +60,8 @@ public interface LockClient extends AutoCloseable {
    * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#FAIR}
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above), or the lease time is not
-   *     longer than the client's clock-drift allowance for it
+   *     longer than the client's clock-drift plus scheduling allowance for it
+   *     ({@link ClientOptions#validityMarginFor})
    * @throws IllegalStateException if the client is closed
    */
   DistributedLock fairLock(String name, LockOptions options);
@@ -83,7 +85,8 @@ public interface LockClient extends AutoCloseable {
    * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#READ_WRITE}
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above), or the lease time is not
-   *     longer than the client's clock-drift allowance for it
+   *     longer than the client's clock-drift plus scheduling allowance for it
+   *     ({@link ClientOptions#validityMarginFor})
    * @throws IllegalStateException if the client is closed
    */
   DistributedReadWriteLock readWriteLock(String name, LockOptions options);
@@ -109,7 +112,8 @@ public interface LockClient extends AutoCloseable {
    * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#SEMAPHORE}
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above), {@code permits} &lt; 1, or
-   *     the lease time is not longer than the client's clock-drift allowance for it
+   *     the lease time is not longer than the client's clock-drift plus scheduling allowance for it
+   *     ({@link ClientOptions#validityMarginFor})
    * @throws IllegalStateException if the client is closed
    */
   DistributedSemaphore semaphore(String name, int permits, LockOptions options);

@@ -130,7 +130,8 @@ final class Acquisition {
     // only ever taken as deadline - now, which the wrap leaves exact (as System.nanoTime() documents).
     this.unbounded = waitNanos == Long.MAX_VALUE;
     this.deadline = System.nanoTime() + (unbounded ? 0 : waitNanos);
-    this.validNanos = options.leaseTime().toNanos() - client.options().driftFor(options.leaseTime()).toNanos();
+    this.validNanos = options.leaseTime().toNanos()
+        - client.options().validityMarginFor(options.leaseTime()).toNanos();
   }
 
   CompletableFuture<?> round() {
@@ -400,8 +401,8 @@ final class Acquisition {
       // The reply came too late (a pause, a slow network or a slow quorum): the lease may already have
       // run out on the server and the lock be someone else's. Not a grant; give back what we got, and
       // go on only once that is done, so that the release cannot overtake this owner's next attempt.
-      log.warn("lock '{}' was granted with no validity left (lease {}, drift allowance {}); giving it "
-          + "back", name, options.leaseTime(), client.options().driftFor(options.leaseTime()));
+      log.warn("lock '{}' was granted with no validity left (lease {}, drift and scheduling allowance {}); "
+          + "giving it back", name, options.leaseTime(), client.options().validityMarginFor(options.leaseTime()));
       AcquireReply refusal = AcquireReply.busy(
           ThreadLocalRandom.current().nextLong(1, LATE_GRANT_RETRY_MILLIS + 1));
       return client.giveBack(ops, name, owner).handle((v, f) -> null)

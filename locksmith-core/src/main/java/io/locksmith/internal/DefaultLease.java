@@ -43,7 +43,8 @@ final class DefaultLease implements Lease {
   private final String owner;
   private final LockOptions options;
   private final long leaseNanos;
-  private final long driftNanos;
+  /** Drift plus scheduling allowance: {@link io.locksmith.ClientOptions#validityMarginFor}. */
+  private final long marginNanos;
   private final long fencingToken;
   private final int replicasAcknowledged;
   private final List<LeaseListener> listeners = new CopyOnWriteArrayList<>();
@@ -67,6 +68,8 @@ final class DefaultLease implements Lease {
   private final java.util.ArrayDeque<LeaseState[]> untold = new java.util.ArrayDeque<>();
   /** Whether a thread is telling transitions now. */
   private boolean telling;
+  /** Ticker time at which {@link #timer} is due (for tests); meaningful while a timer is armed. */
+  private long timerDueAt;
   /** Bumped each time {@link #timer} is armed, so a firing timer can tell whether it is still current. */
   private long timerGeneration;
   private long renewDueAt; // System.nanoTime() of the next renewal
@@ -90,12 +93,12 @@ final class DefaultLease implements Lease {
     this.owner = owner;
     this.options = options;
     this.leaseNanos = options.leaseTime().toNanos();
-    this.driftNanos = client.options().driftFor(options.leaseTime()).toNanos();
+    this.marginNanos = client.options().validityMarginFor(options.leaseTime()).toNanos();
     this.fencingToken = fencingToken;
     this.replicasAcknowledged = replicasAcknowledged;
     this.holds = 1;
     this.holdKey = holdKey;
-    this.validUntil = sentAt + leaseNanos - driftNanos;
+    this.validUntil = sentAt + leaseNanos - marginNanos;
   }
 
   /** Arms the first timer; called once the lease is published to its holder. */
@@ -406,6 +409,14 @@ final class DefaultLease implements Lease {
 
   // ------------------------------------------------------------------ timers and renewal
 
+  /**
+   * @return the ticker time at which the lease's one timer is due (its next renewal or the end of its
+   *     validity), or empty if none is armed (for tests)
+   */
+  synchronized java.util.OptionalLong timerDueAt() {
+    return timer == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(timerDueAt);
+  }
+
   /** Guarded by this. */
   private void cancelTimer() {
     if (timer != null) {
@@ -423,7 +434,8 @@ final class DefaultLease implements Lease {
     if (state.isFinal() || releasing) {
       return;
     }
-    long untilInvalid = validUntil - client.ticker().nanoTime();
+    long now = client.ticker().nanoTime();
+    long untilInvalid = validUntil - now;
     long delay = untilInvalid;
     if (options.watched() && !renewing) {
       long untilRenewal = renewDueAt == 0 ? leaseNanos / 3 : renewDueAt - System.nanoTime();
@@ -431,6 +443,7 @@ final class DefaultLease implements Lease {
       renewDueAt = System.nanoTime() + Math.max(0, delay);
     }
     long generation = ++timerGeneration;
+    timerDueAt = now + delay;
     timer = client.schedule(() -> onTimer(generation), delay);
   }
 
@@ -547,7 +560,7 @@ final class DefaultLease implements Lease {
         // a fixed lease's verification (claimForVerification): confirmed, not extended
         to = LeaseState.HELD;
       } else if (failure == null) {
-        validUntil = Math.max(validUntil, sentAt + leaseNanos - driftNanos);
+        validUntil = Math.max(validUntil, sentAt + leaseNanos - marginNanos);
         // a third of the lease after the request went out, not after the reply: a slow reply (say, a
         // batch that waited for another server) must not push every later renewal back
         long sinceSent = client.ticker().nanoTime() - sentAt;
@@ -620,7 +633,7 @@ final class DefaultLease implements Lease {
    */
   synchronized void onReentered(long sentAt) {
     holds++;
-    validUntil = Math.max(validUntil, sentAt + leaseNanos - driftNanos);
+    validUntil = Math.max(validUntil, sentAt + leaseNanos - marginNanos);
     scheduleNext();
   }
 

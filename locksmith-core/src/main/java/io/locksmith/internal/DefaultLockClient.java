@@ -212,9 +212,11 @@ public final class DefaultLockClient implements LockClient {
   private void checkLock(String name, LockOptions lockOptions, LockKind kind) {
     LockNames.validate(name, options.maxNameLength());
     Objects.requireNonNull(lockOptions, "options");
-    if (options.driftFor(lockOptions.leaseTime()).compareTo(lockOptions.leaseTime()) >= 0) {
-      throw new IllegalArgumentException("lease time " + lockOptions.leaseTime()
-          + " is not longer than the clock-drift allowance for it");
+    java.time.Duration lease = lockOptions.leaseTime();
+    if (options.validityMarginFor(lease).compareTo(lease) >= 0) {
+      throw new IllegalArgumentException("lease time " + lease + " is not longer than the part of it the holder "
+          + "does not count on: clock-drift allowance " + options.driftFor(lease) + " + schedulingAllowance "
+          + options.schedulingAllowance() + " (ClientOptions); use a longer lease or smaller allowances");
     }
     if (!backend.capabilities().supports(kind)) {
       throw new UnsupportedOperationException("the " + backend.capabilities().backend()

@@ -42,17 +42,17 @@ class LeaseLifecycleTest {
   }
 
   @Test
-  void validityIsTheLeaseMinusElapsedMinusDriftOnTheInjectedClock() {
+  void validityIsTheLeaseMinusElapsedMinusDriftAndAllowanceOnTheInjectedClock() {
     ManualTicker clock = new ManualTicker();
     InJvmLockServer server = new InJvmLockServer(clock);
     try (LockClient client = server.newClient(ClientOptions.builder().ticker(clock).build())) {
       Lease lease = client.lock("v", LockOptions.fixed(Duration.ofSeconds(1))).tryAcquire().orElseThrow();
-      // drift = 1 s × 0.01 + 2 ms = 12 ms
-      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(988));
+      // drift = 1 s × 0.01 + 2 ms = 12 ms, scheduling allowance 50 ms (the default)
+      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(938));
       clock.advance(Duration.ofMillis(500));
-      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(488));
+      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(438));
       assertThat(lease.state()).isEqualTo(LeaseState.HELD);
-      clock.advance(Duration.ofMillis(488));
+      clock.advance(Duration.ofMillis(438));
       assertThat(lease.state()).as("validity ends before the server's TTL does").isEqualTo(LeaseState.LOST);
       assertThat(lease.remainingValidity()).isZero();
       assertThatThrownBy(lease::checkHeld).isInstanceOf(LeaseLostException.class);

@@ -15,8 +15,9 @@ import java.util.function.Function;
  * (rounded up to the next tick). A reply to a request this client sent at {@code t} proves the server
  * received something at or after {@code t}. So the server cannot expire the session before {@code
  * lastProof + timeout} of its own clock; with an allowance for the server's clock running fast
- * ({@code timeout × driftFactor + driftFloor}, {@link io.locksmith.ClientOptions#driftFor}), not before
- * {@link #deadline(long)} of ours. Up to that moment the session's nodes are ours; from it on they may
+ * ({@code timeout × driftFactor + driftFloor}) and one for this client's own timer and listeners being
+ * late (the scheduling allowance; both together are {@link io.locksmith.ClientOptions#validityMarginFor}),
+ * not before {@link #deadline(long)} of ours. Up to that moment the session's nodes are ours; from it on they may
  * not be, and every lease on them is to be treated as lost.
  */
 final class Sessions {
@@ -43,7 +44,7 @@ final class Sessions {
 
   /**
    * @param requestedTimeout the session timeout asked for
-   * @param drift the clock-drift allowance for a duration
+   * @param drift the clock-drift plus scheduling allowance for a duration
    */
   Sessions(Duration requestedTimeout, Function<Duration, Duration> drift) {
     this.requestedTimeoutNanos = requestedTimeout.toNanos();
@@ -114,7 +115,7 @@ final class Sessions {
   /**
    * @param id a session id
    * @return the earliest moment ({@link System#nanoTime()}) the server may expire it: last proof +
-   *     timeout − drift allowance; {@link Long#MIN_VALUE} if it is over or nothing was ever proven
+   *     timeout − drift and scheduling allowance; {@link Long#MIN_VALUE} if it is over or nothing was ever proven
    */
   long deadline(long id) {
     Session s = sessions.get(id);

@@ -836,7 +836,7 @@ final class ZooKeeperBackend implements LockBackend {
       if (now - deadline >= 0) {
         lostAndDeleted(h, sessions.isOver(session) ? "its ZooKeeper session is over"
             : "no answer from ZooKeeper for the session timeout of " + sessions.timeout(session).toMillis()
-                + " ms less the drift allowance: the server may have expired the session");
+                + " ms less the drift and scheduling allowance: the server may have expired the session");
       } else if (!any || deadline - next < 0) {
         next = deadline;
         any = true;

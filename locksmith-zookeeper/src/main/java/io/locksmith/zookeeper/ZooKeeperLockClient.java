@@ -64,7 +64,8 @@ import org.slf4j.LoggerFactory;
  * renewed by checking that its node is still there. When this client can no longer prove that its
  * session lives (no answer from the ensemble), every lease of it is lost no later than the earliest moment
  * the server could have expired the session: the send time of the last answered request, plus the
- * negotiated session timeout, less the clock-drift allowance of {@link ClientOptions#driftFor(Duration)};
+ * negotiated session timeout, less the clock-drift and scheduling allowances of {@link
+ * ClientOptions#validityMarginFor(Duration)};
  * see {@code docs/zookeeper.md}.
  *
  * <p><b>Failure.</b> Every operation has the connection timeout as its deadline. An ensemble that cannot
@@ -314,6 +315,11 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
       within("sessionTimeout", sessionTimeout, Duration.ofMillis(100), Duration.ofMinutes(10));
       within("connectionTimeout", connectionTimeout, Duration.ofMillis(10), Duration.ofMinutes(5));
       within("waiterRecheck", waiterRecheck, Duration.ofMillis(10), Duration.ofHours(1));
+      if (options.validityMarginFor(sessionTimeout).compareTo(sessionTimeout) >= 0) {
+        throw new IllegalArgumentException("sessionTimeout " + sessionTimeout + " is not longer than the part of "
+            + "it the holder does not count on: clock-drift allowance " + options.driftFor(sessionTimeout)
+            + " + schedulingAllowance " + options.schedulingAllowance() + " (ClientOptions)");
+      }
       if (curator != null && (uri != null || digest != null || retryPolicy != null)) {
         throw new IllegalArgumentException("give either a CuratorFramework or a URI (with its retry policy and"
             + " credentials), not both");
@@ -333,7 +339,7 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
           curator.start();
         }
         settings = new ZooKeeperBackend.Settings(curator, false, "", Duration.ofMillis(sessionTimeoutOf(curator)),
-            connectionTimeout, waiterRecheck, options::driftFor, "the application's CuratorFramework");
+            connectionTimeout, waiterRecheck, options::validityMarginFor, "the application's CuratorFramework");
       } else {
         String auth = digest;
         if (parsed.user() != null) {
@@ -359,7 +365,7 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
           b.authorization("digest", auth.getBytes(StandardCharsets.UTF_8)).aclProvider(new CreatorOnly());
         }
         settings = new ZooKeeperBackend.Settings(b.build(), true, parsed.chroot(), sessionTimeout, connectionTimeout,
-            waiterRecheck, options::driftFor, parsed.description());
+            waiterRecheck, options::validityMarginFor, parsed.description());
       }
       ZooKeeperBackend backend = new ZooKeeperBackend(settings);
       DefaultLockClient delegate = new DefaultLockClient(backend, options);

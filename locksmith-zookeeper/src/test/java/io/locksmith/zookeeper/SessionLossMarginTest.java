@@ -1,0 +1,43 @@
+package io.locksmith.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.locksmith.ClientOptions;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The ZooKeeper backend's loss bound takes the same margin as every other backend's leases: the
+ * clock-drift allowance plus the scheduling allowance ({@link ClientOptions#validityMarginFor}), so its
+ * holders too are told before the server can expire their session. No server needed.
+ */
+class SessionLossMarginTest {
+  private static final Duration SESSION = Duration.ofSeconds(15);
+
+  @Test
+  void theLossDeadlineIsLastProofPlusTimeoutLessDriftLessAllowance() {
+    ClientOptions options = ClientOptions.builder().schedulingAllowance(Duration.ofMillis(40)).build();
+    Sessions sessions = new Sessions(SESSION, options::validityMarginFor);
+    sessions.learn(7, (int) SESSION.toMillis());
+    long proof = 1_000_000_000L;
+    sessions.proof(7, proof);
+    // 15 s × 1 % + 2 ms = 152 ms of drift, 40 ms of scheduling allowance
+    assertThat(sessions.deadline(7)).isEqualTo(proof + SESSION.toNanos() - Duration.ofMillis(192).toNanos());
+    Sessions byDefault = new Sessions(SESSION, ClientOptions.defaults()::validityMarginFor);
+    byDefault.learn(7, (int) SESSION.toMillis());
+    byDefault.proof(7, proof);
+    assertThat(byDefault.deadline(7)).as("default: 152 ms + 50 ms")
+        .isEqualTo(proof + SESSION.toNanos() - Duration.ofMillis(202).toNanos());
+  }
+
+  @Test
+  void aSessionTimeoutNotLongerThanDriftPlusAllowanceIsRefusedBeforeConnecting() {
+    ClientOptions options = ClientOptions.builder().schedulingAllowance(Duration.ofMillis(100)).build();
+    assertThatThrownBy(() -> ZooKeeperLockClient.builder().uri("zookeeper://127.0.0.1:1").options(options)
+        .sessionTimeout(Duration.ofMillis(100)).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("sessionTimeout PT0.1S is not longer than")
+        .hasMessageContaining("schedulingAllowance PT0.1S");
+  }
+}
