@@ -1,5 +1,6 @@
 package io.locksmith.check;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -349,12 +350,26 @@ public final class CheckReport {
     // the smallest time from a holder's onLost to the next grant of its lock; null if none was reported
     m.put("minLossMarginMillis", loss.minMarginNanos() == Long.MAX_VALUE ? null
         : Math.floorDiv(loss.minMarginNanos(), 1_000_000));
+    // each of those times, in ms with µs, in the order of the grants (the smallest is the one above)
+    m.put("lossMarginsMillis", loss.marginsNanos().stream()
+        .map(n -> String.format(java.util.Locale.ROOT, "%.3f", n / 1e6)).toList());
+    // the same for the grants that followed a fault victim's hold (the holder the fault was aimed at)
+    m.put("victimGrantsAfterALostHold", loss.victimMarginsNanos().size() + loss.victimNotReported());
+    m.put("victimLostReportedBeforeNextGrant", loss.victimMarginsNanos().stream().filter(n -> n > 0).count());
+    m.put("victimLostNotReported", loss.victimNotReported());
+    m.put("victimMinLossMarginMillis", loss.victimMarginsNanos().stream().min(Long::compare)
+        .map(n -> Math.floorDiv(n, 1_000_000)).orElse(null));
+    m.put("victimLossMarginsMillis", loss.victimMarginsNanos().stream()
+        .map(n -> String.format(java.util.Locale.ROOT, "%.3f", n / 1e6)).toList());
     m.put("faultsInjected", faultsInjected());
     m.put("clients", settings.clients());
     m.put("processes", settings.processes());
     m.put("locks", settings.locks());
     m.put("leaseMillis", settings.lease().toMillis());
     m.put("leaseMode", settings.watched() ? "watched" : "fixed");
+    m.put("loadThreads", settings.load());
+    // null: the clients' default (ClientOptions.DEFAULT_SCHEDULING_ALLOWANCE)
+    m.put("schedulingAllowanceMillis", settings.schedulingAllowance().map(Duration::toMillis).orElse(null));
     m.put("deployment", deployment);
     m.put("events", events.size());
     m.put("checkerSawForcedViolation", checkerSawForcedViolation());

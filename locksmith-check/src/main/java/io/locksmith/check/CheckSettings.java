@@ -9,7 +9,8 @@ import java.util.Objects;
  * {@link Builder#build()}.
  *
  * <p>Defaults: 4 clients in 2 child JVMs (in-JVM backend: 4 harness threads), 2 lock names, 30 s,
- * watched leases of 2 s, think time 5–25 ms, acquisition wait 5 s, unfenced.
+ * watched leases of 2 s, think time 5–25 ms, acquisition wait 5 s, unfenced, no extra CPU load, the
+ * clients' default scheduling allowance.
  */
 public final class CheckSettings {
   private final CheckBackend backend;
@@ -24,6 +25,8 @@ public final class CheckSettings {
   private final Duration thinkMin;
   private final Duration thinkMax;
   private final Duration acquireWait;
+  private final int load;
+  private final Duration schedulingAllowance;
 
   private CheckSettings(Builder b) {
     this.backend = b.backend;
@@ -38,6 +41,8 @@ public final class CheckSettings {
     this.thinkMin = b.thinkMin;
     this.thinkMax = b.thinkMax;
     this.acquireWait = b.acquireWait;
+    this.load = b.load;
+    this.schedulingAllowance = b.schedulingAllowance;
   }
 
   /**
@@ -63,6 +68,8 @@ public final class CheckSettings {
     b.thinkMin = thinkMin;
     b.thinkMax = thinkMax;
     b.acquireWait = acquireWait;
+    b.load = load;
+    b.schedulingAllowance = schedulingAllowance;
     return b;
   }
 
@@ -126,11 +133,26 @@ public final class CheckSettings {
     return acquireWait;
   }
 
+  /** @return how many CPU-bound busy-loop threads run beside the clients (in a JVM of their own), 0 for none */
+  public int load() {
+    return load;
+  }
+
+  /**
+   * @return the scheduling allowance the clients are built with ({@code
+   *     io.locksmith.ClientOptions.Builder#schedulingAllowance}); empty for the clients' default
+   */
+  public java.util.Optional<Duration> schedulingAllowance() {
+    return java.util.Optional.ofNullable(schedulingAllowance);
+  }
+
   @Override
   public String toString() {
     return backend.cliName() + " / " + fault.cliName() + (fenced ? " / fenced" : " / unfenced") + ", " + clients
         + " clients in " + (processes == 0 ? "the harness" : processes + " JVMs") + ", " + locks + " locks, "
-        + duration.toMillis() + " ms, " + (watched ? "watched " : "fixed ") + lease.toMillis() + " ms leases";
+        + duration.toMillis() + " ms, " + (watched ? "watched " : "fixed ") + lease.toMillis() + " ms leases"
+        + (load > 0 ? ", " + load + " busy-loop threads" : "")
+        + (schedulingAllowance != null ? ", scheduling allowance " + schedulingAllowance.toMillis() + " ms" : "");
   }
 
   /** Builds {@link CheckSettings}; not thread-safe. Everything is validated by {@link #build()}. */
@@ -147,6 +169,8 @@ public final class CheckSettings {
     private Duration thinkMin = Duration.ofMillis(5);
     private Duration thinkMax = Duration.ofMillis(25);
     private Duration acquireWait = Duration.ofSeconds(5);
+    private int load;
+    private Duration schedulingAllowance;
 
     private Builder(CheckBackend backend, Fault fault) {
       this.backend = backend;
@@ -231,6 +255,28 @@ public final class CheckSettings {
     }
 
     /**
+     * CPU-bound busy loops beside the clients, to check that holders are told of a loss in time on a loaded
+     * host: that many threads spin in a JVM of their own for the whole run.
+     *
+     * @param threads busy-loop threads, 0..16 (0: none, the default)
+     * @return this builder
+     */
+    public Builder load(int threads) {
+      this.load = threads;
+      return this;
+    }
+
+    /**
+     * @param allowance the scheduling allowance to build the clients with, from 0 to less than half the
+     *     lease; {@code null} for the clients' default
+     * @return this builder
+     */
+    public Builder schedulingAllowance(Duration allowance) {
+      this.schedulingAllowance = allowance;
+      return this;
+    }
+
+    /**
      * @return the settings
      * @throws NullPointerException if a duration is null
      * @throws IllegalArgumentException if a value is out of range, the backend does not support the
@@ -259,6 +305,12 @@ public final class CheckSettings {
       between("duration", duration, Duration.ofSeconds(2), Duration.ofHours(24));
       between("lease", lease, Duration.ofMillis(200), Duration.ofSeconds(60));
       between("acquireWait", acquireWait, Duration.ofMillis(100), Duration.ofMinutes(5));
+      range("load", load, 0, 16);
+      if (schedulingAllowance != null
+          && (schedulingAllowance.isNegative() || schedulingAllowance.compareTo(lease.dividedBy(2)) >= 0)) {
+        throw new IllegalArgumentException("schedulingAllowance must be from 0 to less than half the lease ("
+            + lease.toMillis() + " ms), was " + schedulingAllowance);
+      }
       if (thinkMin.isNegative() || thinkMax.compareTo(thinkMin) < 0 || thinkMax.compareTo(lease) >= 0) {
         throw new IllegalArgumentException("think time must satisfy 0 <= min <= max < lease, was " + thinkMin
             + ".." + thinkMax + " with lease " + lease);

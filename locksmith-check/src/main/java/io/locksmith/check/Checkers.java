@@ -128,13 +128,18 @@ final class Checkers {
    *     until the end)
    * @param minMarginNanos the smallest time from a report to the grant that followed it, negative if a
    *     report came after the grant; {@link Long#MAX_VALUE} if there was no report before any such grant
+   * @param marginsNanos every such time, in the order of the grants (none for a hold never reported lost)
+   * @param victimMarginsNanos of those, the ones that follow a fault victim's hold taken in its fault window
+   *     (the holder the fault was aimed at, e.g. the one whose link was blackholed), rather than a hold lost
+   *     to something the fault did not aim at (a JVM stalled by the host's load)
+   * @param victimNotReported grants after a fault victim's hold that was never reported lost
    */
   record LossSignals(int grantsAfterUnreleasedHold, int lostBefore, int lostAfter, int notReported,
-      long minMarginNanos) {}
+      long minMarginNanos, List<Long> marginsNanos, List<Long> victimMarginsNanos, int victimNotReported) {}
 
   /** See {@link LossSignals}; {@code LOST} events are those of {@link Event.Op#LOST}. */
   static LossSignals lossSignals(List<Event> history) {
-    record Current(String client, long token, long[] lostAt, boolean[] released) {}
+    record Current(String client, String lock, long startNanos, long token, long[] lostAt, boolean[] released) {}
     Map<String, Current> byLock = new HashMap<>();
     List<Current> earlier = new ArrayList<>();
     Map<Current, Long> grantsAfter = new LinkedHashMap<>();
@@ -145,7 +150,8 @@ final class Checkers {
           grantsAfter.put(c, e.nanos());
           earlier.add(c);
         }
-        byLock.put(e.lock(), new Current(e.client(), e.token(), new long[] {Long.MIN_VALUE}, new boolean[1]));
+        byLock.put(e.lock(), new Current(e.client(), e.lock(), e.nanos(), e.token(), new long[] {Long.MIN_VALUE},
+            new boolean[1]));
       } else if (c != null && e.client().equals(c.client()) && e.token() == c.token()) {
         if (e.op() == Event.Op.RELEASE && e.type() == Event.Type.INVOKE && c.lostAt()[0] == Long.MIN_VALUE) {
           c.released()[0] = true;
@@ -166,13 +172,25 @@ final class Checkers {
     int after = 0;
     int none = 0;
     long min = Long.MAX_VALUE;
+    List<Long> margins = new ArrayList<>();
+    List<Long> victimMargins = new ArrayList<>();
+    int victimNone = 0;
+    List<FaultWindow> windows = faultWindows(history, Long.MAX_VALUE);
     for (Map.Entry<Current, Long> g : grantsAfter.entrySet()) {
-      long lostAt = g.getKey().lostAt()[0];
+      Current c = g.getKey();
+      long lostAt = c.lostAt()[0];
+      boolean victim = windows.stream().anyMatch(w -> c.client().equals(w.victim()) && c.lock().equals(w.victimLock())
+          && c.startNanos() <= w.endNanos() && g.getValue() >= w.startNanos());
       if (lostAt == Long.MIN_VALUE) {
         none++;
+        victimNone += victim ? 1 : 0;
         continue;
       }
       long margin = g.getValue() - lostAt;
+      margins.add(margin);
+      if (victim) {
+        victimMargins.add(margin);
+      }
       if (margin > 0) {
         before++;
       } else {
@@ -180,7 +198,8 @@ final class Checkers {
       }
       min = Math.min(min, margin);
     }
-    return new LossSignals(grantsAfter.size(), before, after, none, min);
+    return new LossSignals(grantsAfter.size(), before, after, none, min, List.copyOf(margins),
+        List.copyOf(victimMargins), victimNone);
   }
 
   /** Holds per client, from ACQUIRE OK to RELEASE INVOKE (see the class comment). */

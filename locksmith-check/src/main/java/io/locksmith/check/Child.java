@@ -50,7 +50,8 @@ final class Child {
     List<String> cmd = List.of(java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
         "-cp", System.getProperty("java.class.path"), ChildMain.class.getName(), spec, prefix,
         Integer.toString(threads), String.join(",", locks), Long.toString(s.lease().toMillis()),
-        Boolean.toString(s.watched()), Long.toString(s.acquireWait().toMillis()));
+        Boolean.toString(s.watched()), Long.toString(s.acquireWait().toMillis()),
+        s.schedulingAllowance().map(a -> Long.toString(a.toNanos())).orElse("default"));
     Path log = workDir.resolve("child-" + index + ".log");
     Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
     List<String> clients = new ArrayList<>();

@@ -36,11 +36,12 @@ public final class ChildMain {
   private ChildMain() {}
 
   /**
-   * @param args {@code spec prefix threads lock,lock,... leaseMillis watched(true|false) waitMillis}
+   * @param args {@code spec prefix threads lock,lock,... leaseMillis watched(true|false) waitMillis
+   *     allowanceNanos|default}
    */
   public static void main(String[] args) {
-    if (args.length != 7) {
-      System.err.println("usage: ChildMain spec prefix threads locks leaseMillis watched waitMillis");
+    if (args.length != 8) {
+      System.err.println("usage: ChildMain spec prefix threads locks leaseMillis watched waitMillis allowance");
       System.exit(2);
     }
     PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
@@ -56,7 +57,7 @@ public final class ChildMain {
     Duration wait = Duration.ofMillis(Long.parseLong(args[6]));
     LockClient client;
     try {
-      client = connect(args[0]);
+      client = connect(args[0], args[7].equals("default") ? null : Duration.ofNanos(Long.parseLong(args[7])));
     } catch (RuntimeException e) {
       channel.send("FATAL " + e.toString().replace('\n', ' '));
       System.exit(1);
@@ -86,11 +87,11 @@ public final class ChildMain {
    * Builds the client, retrying an unavailable backend for up to {@link #CONNECT_PATIENCE}: a cold JVM
    * on a loaded machine can miss Redlock's 250 ms node timeout on its very first commands.
    */
-  private static LockClient connect(String spec) {
+  private static LockClient connect(String spec, Duration schedulingAllowance) {
     long deadline = System.nanoTime() + CONNECT_PATIENCE.toNanos();
     while (true) {
       try {
-        return Clients.create(spec);
+        return Clients.create(spec, schedulingAllowance);
       } catch (BackendUnavailableException e) {
         if (System.nanoTime() - deadline > 0) {
           throw e;

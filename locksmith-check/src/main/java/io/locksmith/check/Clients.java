@@ -1,5 +1,6 @@
 package io.locksmith.check;
 
+import io.locksmith.ClientOptions;
 import io.locksmith.LockClient;
 import io.locksmith.redis.RedisLockClient;
 import io.locksmith.redis.RedlockClient;
@@ -40,21 +41,32 @@ final class Clients {
     return ZOOKEEPER + sessionMillis + ":" + uri;
   }
 
-  static LockClient create(String spec) {
+  /**
+   * @param schedulingAllowance the clients' scheduling allowance, or null for their default
+   */
+  static LockClient create(String spec, Duration schedulingAllowance) {
+    ClientOptions options = options(schedulingAllowance);
     if (spec.startsWith("jdbc:")) {
       return io.locksmith.jdbc.JdbcLockClient.builder().dataSource(dataSource(spec, 8))
-          .commandTimeout(Duration.ofSeconds(1)).build();
+          .commandTimeout(Duration.ofSeconds(1)).options(options).build();
     }
     if (spec.startsWith(ZOOKEEPER)) {
       String rest = spec.substring(ZOOKEEPER.length());
       int colon = rest.indexOf(':');
       return ZooKeeperLockClient.builder().uri(rest.substring(colon + 1))
           .sessionTimeout(Duration.ofMillis(Long.parseLong(rest.substring(0, colon))))
-          .connectionTimeout(Duration.ofSeconds(1)).build();
+          .connectionTimeout(Duration.ofSeconds(1)).options(options).build();
     }
     if (spec.startsWith(REDLOCK)) {
-      return RedlockClient.builder().nodes(Arrays.asList(spec.substring(REDLOCK.length()).split(","))).build();
+      return RedlockClient.builder().nodes(Arrays.asList(spec.substring(REDLOCK.length()).split(",")))
+          .options(options).build();
     }
-    return RedisLockClient.builder().uri(spec).commandTimeout(Duration.ofSeconds(1)).build();
+    return RedisLockClient.builder().uri(spec).commandTimeout(Duration.ofSeconds(1)).options(options).build();
+  }
+
+  /** @return the client options of a check client: the defaults, with the scheduling allowance if given */
+  static ClientOptions options(Duration schedulingAllowance) {
+    return schedulingAllowance == null ? ClientOptions.defaults()
+        : ClientOptions.builder().schedulingAllowance(schedulingAllowance).build();
   }
 }

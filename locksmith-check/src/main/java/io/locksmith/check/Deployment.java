@@ -62,8 +62,11 @@ interface Deployment extends AutoCloseable {
   /** @return the spec child {@code child} builds its client from (see {@link Clients}) */
   String clientSpec(int child);
 
-  /** @return a client in the harness (in-JVM backend only) */
-  default LockClient newLocalClient() {
+  /**
+   * @param options the client's options
+   * @return a client in the harness (in-JVM backend only)
+   */
+  default LockClient newLocalClient(io.locksmith.ClientOptions options) {
     throw new UnsupportedOperationException("this backend runs its clients in child JVMs");
   }
 
@@ -455,8 +458,8 @@ interface Deployment extends AutoCloseable {
       throw new UnsupportedOperationException("the in-JVM backend has no child JVMs");
     }
 
-    @Override public LockClient newLocalClient() {
-      return server.newClient();
+    @Override public LockClient newLocalClient(io.locksmith.ClientOptions options) {
+      return server.newClient(options);
     }
 
     @Override public void close() {

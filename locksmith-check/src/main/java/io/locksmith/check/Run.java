@@ -31,6 +31,8 @@ final class Run {
   final History history = new History();
   final Register register;
   final List<Child> children = new CopyOnWriteArrayList<>();
+  /** The JVM of the busy loops ({@link CheckSettings#load()}), or null without load. */
+  private volatile Process load;
   final List<String> faultLog = Collections.synchronizedList(new ArrayList<>());
   private final PrintStream log;
   private final AtomicInteger nextChild = new AtomicInteger();
@@ -86,11 +88,15 @@ final class Run {
         }
         Channel local = new LocalChannel();
         for (int i = 0; i < settings.clients(); i++) {
-          LockClient client = deployment.newLocalClient();
+          LockClient client = deployment.newLocalClient(Clients.options(settings.schedulingAllowance().orElse(null)));
           localClients.add(client);
           Worker w = new Worker("h-t" + i, client, options, locks, settings.acquireWait(), local, localStop::get);
           localThreads.add(new Thread(w, "check-worker-" + i));
         }
+      }
+      if (settings.load() > 0) { // once the clients are up: their start-up is not what is measured
+        load = LoadMain.start(settings.load(), workDir);
+        log.println("check: " + settings.load() + " busy-loop threads run beside the clients (pid " + load.pid() + ")");
       }
       startNanos = System.nanoTime();
       started = true;
@@ -143,6 +149,7 @@ final class Run {
   private void cleanUp(List<LockClient> localClients, ScheduledExecutorService watchdog, boolean completed) {
     localStop.set(true);
     try {
+      LoadMain.stop(load);
       children.forEach(Child::destroy);
       localClients.forEach(LockClient::close);
     } finally {

@@ -53,6 +53,22 @@ class LossSignalsTest {
   }
 
   @Test
+  void grantsAfterAFaultVictimsHoldAreCountedApart() {
+    ev(0, "a", Op.ACQUIRE, Type.OK, "x", 1);
+    h.add(new Event(10 * MS, "nemesis", Op.FAULT, Type.INVOKE, "x", 0, 0, 0, "blackhole" + Checkers.victimTag("a")));
+    ev(100, "a", Op.LOST, Type.OK, "x", 1);
+    ev(120, "b", Op.ACQUIRE, Type.OK, "x", 2); // after the victim's hold: 20 ms
+    h.add(new Event(130 * MS, "nemesis", Op.FAULT, Type.OK, "x", 0, 0, 0, ""));
+    ev(200, "c", Op.ACQUIRE, Type.OK, "y", 5);
+    ev(250, "c", Op.LOST, Type.OK, "y", 5);
+    ev(260, "d", Op.ACQUIRE, Type.OK, "y", 6); // after a hold no fault aimed at (a stalled JVM): 10 ms
+    Checkers.LossSignals s = Checkers.lossSignals(h);
+    assertThat(s.marginsNanos()).containsExactly(20 * MS, 10 * MS);
+    assertThat(s.victimMarginsNanos()).containsExactly(20 * MS);
+    assertThat(s.victimNotReported()).isZero();
+  }
+
+  @Test
   void withoutLossesThereIsNoMargin() {
     ev(0, "a", Op.ACQUIRE, Type.OK, "x", 1);
     ev(10, "a", Op.RELEASE, Type.INVOKE, "x", 1);

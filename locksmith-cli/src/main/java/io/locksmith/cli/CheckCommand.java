@@ -41,10 +41,13 @@ final class CheckCommand {
   static String help() {
     StringBuilder sb = new StringBuilder();
     sb.append("usage: locksmith check --backend B --fault F [--fenced|--unfenced] [--clients N] [--processes N]\n")
-        .append("         [--locks M] [--duration 30s] [--lease 2s] [--fixed-lease] [--json FILE] [--html FILE]\n")
+        .append("         [--locks M] [--duration 30s] [--lease 2s] [--fixed-lease] [--load N]\n")
+        .append("         [--scheduling-allowance 25ms] [--json FILE] [--html FILE]\n")
         .append("       locksmith check --self-test [--duration 10s] [--json FILE] [--html FILE]\n\n")
         .append("Starts the backend on loopback, runs N clients (threads in child JVMs) that read, think and write a\n")
-        .append("register under M locks, injects the fault, and checks the recorded history.\n\nbackends:\n");
+        .append("register under M locks, injects the fault, and checks the recorded history. --load N runs N\n")
+        .append("CPU-bound busy-loop threads beside the clients; --scheduling-allowance builds the clients with that\n")
+        .append("allowance (0 for the clock-drift allowance alone; default: the clients' default).\n\nbackends:\n");
     for (CheckBackend b : CheckBackend.values()) {
       sb.append(String.format("  %-9s %s; faults: %s%n", b.cliName(), b.description(),
           b.supportedFaults().stream().sorted().map(Fault::cliName).collect(Collectors.joining(", "))));
@@ -91,6 +94,12 @@ final class CheckCommand {
           .lease(args.duration("lease", Duration.ofSeconds(2)), !args.flag("fixed-lease"));
       if (b.usesChildProcesses()) {
         builder.processes(args.intValue("processes", 2, 2, 16));
+      }
+      builder.load(args.intValue("load", 0, 0, 16));
+      String allowance = args.get("scheduling-allowance", null);
+      if (allowance != null) { // 0 is a valid allowance here, which Args.duration refuses
+        builder.schedulingAllowance(allowance.matches("0+(us|ms|s)?") ? Duration.ZERO
+            : args.duration("scheduling-allowance", null));
       }
       settings = builder.build();
     } catch (IllegalArgumentException e) {

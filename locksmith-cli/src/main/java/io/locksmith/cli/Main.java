@@ -63,7 +63,8 @@ public final class Main {
       "        on the class path, which the locksmith command does not ship)",
       "  check --backend redis|sentinel|cluster|redlock|postgres|mariadb|h2|zookeeper|zookeeper-ensemble",
       "        |in-jvm --fault NAME",
-      "        [--fenced|--unfenced] [--clients N] [--duration 30s] [--json FILE] [--html FILE]",
+      "        [--fenced|--unfenced] [--clients N] [--duration 30s] [--load N] [--scheduling-allowance D]",
+      "        [--json FILE] [--html FILE]",
       "        |   check --self-test   |   check --help",
       "        the safety checker: contending clients under an injected fault, checked for overlapping",
       "        holds, lost updates, token regressions and stale writes (faults and backends: check --help).",
@@ -110,7 +111,8 @@ public final class Main {
             Set.of("scenario", "against", "duration", "threads", "uri", "nodes", "rtt", "read-ratio",
                 "json", "segments", "hold", "backend", "processes"), Set.of()), out);
         case "check" -> CheckCommand.run(new Args(argv, 1, Set.of("backend", "fault", "clients", "processes",
-            "locks", "duration", "lease", "json", "html"), Set.of("fenced", "unfenced", "fixed-lease", "self-test",
+            "locks", "duration", "lease", "json", "html", "load", "scheduling-allowance"), Set.of("fenced", "unfenced",
+            "fixed-lease", "self-test",
             "help")), out);
         case "inspect", "list", "unlock" -> OperatorCommand.run(argv[0], new Args(argv, 1,
             Set.of("uri", "nodes", "jdbc-url", "jdbc-user", "table", "namespace", "kind", "side", "limit"), Set.of()),
