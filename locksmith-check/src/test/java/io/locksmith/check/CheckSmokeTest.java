@@ -85,5 +85,15 @@ class CheckSmokeTest {
     assertThatThrownBy(() -> Fault.parse("meteor")).hasMessageContaining("pause-holder");
     assertThatThrownBy(() -> CheckBackend.parse("etcd")).hasMessageContaining("redlock").hasMessageContaining("zookeeper-ensemble");
     assertThatThrownBy(() -> SafetyCheck.selfTest(Duration.ofSeconds(1), log)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> CheckSettings.builder(CheckBackend.REDIS, Fault.NONE).load(17).build())
+        .hasMessageContaining("load must be in 0..16");
+    assertThatThrownBy(() -> CheckSettings.builder(CheckBackend.REDIS, Fault.NONE).lease(Duration.ofMillis(500), true)
+        .schedulingAllowance(Duration.ofMillis(250)).build()).hasMessageContaining("schedulingAllowance");
+    assertThatThrownBy(() -> CheckSettings.builder(CheckBackend.REDIS, Fault.NONE)
+        .schedulingAllowance(Duration.ofMillis(-1)).build()).hasMessageContaining("schedulingAllowance");
+    CheckSettings loaded = CheckSettings.builder(CheckBackend.REDIS, Fault.NONE).load(2)
+        .schedulingAllowance(Duration.ZERO).build();
+    assertThat(loaded.toString()).contains("2 busy-loop threads").contains("scheduling allowance 0 ms");
+    assertThat(loaded.mutate().build().schedulingAllowance()).hasValue(Duration.ZERO);
   }
 }
