@@ -94,6 +94,13 @@ public final class DefaultLockClient implements LockClient {
   private final Set<DefaultLease> locallyCounted = ConcurrentHashMap.newKeySet();
   /** The safety net of an acquisition that waits locally only, should both the hand-off and the ask miss. */
   private static final long LOCAL_BACKSTOP_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** {@link #LOCAL_BACKSTOP_NANOS}; tests lengthen it so that only a hand-off or an ask can end such a wait. */
+  volatile long localBackstopNanos = LOCAL_BACKSTOP_NANOS;
+  /**
+   * Test hook: called with an acquisition that is queued locally, behind a lease of this client, just before
+   * it starts to wait; null (the default) in use.
+   */
+  volatile java.util.function.Consumer<Acquisition> beforeLocalStart;
   /** Run by {@link #close()} after the leases are released: ends what lives outside them (degraded leases). */
   private final Set<Runnable> closeHooks = ConcurrentHashMap.newKeySet();
   private final AtomicLong sequence = new AtomicLong();
@@ -645,6 +652,12 @@ public final class DefaultLockClient implements LockClient {
     }
   }
 
+  /** @return this client's acquisitions of {@code name} in its local queue, in arrival order (for tests) */
+  java.util.List<Acquisition> localWaiters(String name) {
+    java.util.concurrent.ConcurrentLinkedQueue<Acquisition> queue = localWaiters.get(name);
+    return queue == null ? java.util.List.of() : java.util.List.copyOf(queue);
+  }
+
   /**
    * The first waiting acquisition of this client for {@code name} on {@code ops} that can be claimed for a
    * local hand-off ({@link Acquisition#claimForHandOff}), claimed; or null.
@@ -719,7 +732,11 @@ public final class DefaultLockClient implements LockClient {
     // tell: either this sees no lease left and asks, or that end finds this acquisition.
     if (ops instanceof HandOffOps h && h.handsOffLocally() && owner == null && acquisition.waiterId() != null
         && localHolds.containsKey(name)) {
-      acquisition.startLocally(LOCAL_BACKSTOP_NANOS);
+      java.util.function.Consumer<Acquisition> hook = beforeLocalStart;
+      if (hook != null) {
+        hook.accept(acquisition);
+      }
+      acquisition.startLocally(localBackstopNanos);
     } else {
       acquisition.start();
     }
@@ -895,13 +912,20 @@ public final class DefaultLockClient implements LockClient {
       try {
         if (failure != null) {
           lease.abandon();
-          done.completeExceptionally(Futures.unwrap(failure));
         } else {
           lease.finishRelease(left >= 0);
-          done.complete(left >= 0);
         }
       } finally {
-        askLocalWaiter(lease.lockName());
+        try {
+          // before the releasing caller returns: once release() is over, this client's local waiters know
+          askLocalWaiter(lease.lockName());
+        } finally {
+          if (failure != null) {
+            done.completeExceptionally(Futures.unwrap(failure));
+          } else {
+            done.complete(left >= 0);
+          }
+        }
       }
     });
     return done;
