@@ -101,6 +101,16 @@ public final class DefaultLockClient implements LockClient {
    * it starts to wait; null (the default) in use.
    */
   volatile java.util.function.Consumer<Acquisition> beforeLocalStart;
+  /**
+   * Locks released after a delay ({@link #releaseLeaseAfter}) whose delay is not over: verified when the
+   * backend reconnects ({@link #verifyDelayedReleases}), so that one the backend lost (restarted without its
+   * data, failed over to a replica that missed it) is reported instead of silently freeing the lock early.
+   */
+  private final Set<DelayedRelease> delayedReleases = ConcurrentHashMap.newKeySet();
+
+  /** One pending delayed release: the backend hold of {@code owner} should last until {@code endsAtNanos}. */
+  private record DelayedRelease(LockOps ops, String name, String owner, long endsAtNanos) {}
+
   /** Run by {@link #close()} after the leases are released: ends what lives outside them (degraded leases). */
   private final Set<Runnable> closeHooks = ConcurrentHashMap.newKeySet();
   private final AtomicLong sequence = new AtomicLong();
@@ -996,10 +1006,15 @@ public final class DefaultLockClient implements LockClient {
         }
         lease.finishRelease(owned);
         if (owned) {
+          DelayedRelease pending = new DelayedRelease(lease.ops, name, lease.owner(),
+              calledAt + TimeUnit.MILLISECONDS.toNanos(delayMillis));
+          delayedReleases.add(pending);
           // from the call, not the reply: the backend counts the delay from when it applied the renewal,
           // after the call, so this release never comes before the backend's lease end
-          schedule(() -> releaseLater(lease.ops, name, lease.owner()),
-              TimeUnit.MILLISECONDS.toNanos(delayMillis) - (System.nanoTime() - calledAt));
+          schedule(() -> {
+            delayedReleases.remove(pending);
+            releaseLater(lease.ops, name, lease.owner());
+          }, TimeUnit.MILLISECONDS.toNanos(delayMillis) - (System.nanoTime() - calledAt));
         }
         done.complete(owned);
       } catch (RuntimeException | Error e) {
@@ -1010,6 +1025,47 @@ public final class DefaultLockClient implements LockClient {
       }
     });
     return Futures.join(done);
+  }
+
+  /**
+   * The backend reconnected (it may have restarted without its data, or the client moved to a promoted
+   * replica): asks whether it still has each lock released after a delay that is not over, with a renewal to
+   * the delay's end (which moves that end by at most the renewal's one-way trip). One it no longer has was
+   * freed before the delay's end; that cannot be undone, so it is reported at WARN. Never blocks or throws.
+   */
+  void verifyDelayedReleases() {
+    long now = System.nanoTime();
+    for (DelayedRelease pending : delayedReleases) {
+      long leftMillis = TimeUnit.NANOSECONDS.toMillis(pending.endsAtNanos() - now);
+      if (leftMillis < 1) {
+        continue; // its release is due anyway
+      }
+      java.util.concurrent.CompletionStage<List<Boolean>> reply;
+      try {
+        reply = pending.ops().renew(List.of(new io.locksmith.spi.RenewRequest(pending.name(), pending.owner(),
+            leftMillis)));
+      } catch (RuntimeException e) {
+        log.debug("could not verify the delayed release of lock '{}': {}", pending.name(), e.toString());
+        continue;
+      }
+      track(reply);
+      reply.whenComplete((owned, failure) -> {
+        if (failure == null && owned != null && owned.size() == 1 && Boolean.FALSE.equals(owned.get(0))
+            && delayedReleases.remove(pending)) {
+          log.warn("lock '{}' was released after a delay and should stay taken {} ms more, but the backend no "
+              + "longer has it (it restarted without its data, or failed over to a replica that had not got "
+              + "it): the lock is free before the delay's end, so a minimum interval such as ShedLock's "
+              + "lockAtLeastFor is not kept for it", pending.name(), leftMillis);
+        } else if (failure != null) {
+          log.debug("could not verify the delayed release of lock '{}': {}", pending.name(), failure.toString());
+        }
+      });
+    }
+  }
+
+  /** @return how many delayed releases are pending (for tests) */
+  int pendingDelayedReleases() {
+    return delayedReleases.size();
   }
 
   /** The release at the end of a {@link #releaseLeaseAfter} delay; the owner id frees nothing else. */
