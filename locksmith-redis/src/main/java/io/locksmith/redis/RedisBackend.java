@@ -1078,18 +1078,17 @@ final class RedisBackend implements LockBackend, HandOffOps {
 
   /**
    * Sentinel: whether a grant made on {@code lane} must not be reported because this client no longer
-   * talks to the master the lane is connected to: the lanes were retired (the shared pair moved to another
-   * master), or the shared command connection is down or reconnected to another node (Lettuce follows a
-   * failover by itself when the old master drops its connections). A grant there may be missing on the
-   * master the sentinels promoted, which can grant the lock to another client; this client's renewals and
-   * releases go there too, not to the former master. Finding another node retires every lane.
+   * talks to the master the lane is connected to: the shared command connection is down, or on another node
+   * (the pair moved there because the sentinels name it, or Lettuce reconnected it there by itself when the
+   * old master dropped its connections). A grant there may be missing on the master the sentinels promoted,
+   * which can grant the lock to another client; this client's renewals and releases go there too, not to
+   * the former master. Finding another node retires every lane. (Lanes retired only because one of them
+   * timed out on a master that still serves this client keep their grants: they were made where this
+   * client's renewals go.)
    */
   private boolean masterMoved(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane) {
     if (clusterSeeds != null || !RedisLockClient.isSentinel(uri)) {
       return false; // one fixed node (a Cluster follows its slots itself)
-    }
-    if (!l.isCurrent(lane)) {
-      return true;
     }
     SocketAddress laneNode = lane.lane().node();
     StatefulRedisConnection<String, String> shared = connection;

@@ -233,14 +233,6 @@ final class ReplicaAckLanes {
     retired.forEach(Lane::close);
   }
 
-  /**
-   * @return whether {@code b} belongs to the current generation: no {@link #retireAll()} (a move to another
-   *     master) and no {@link #close()} since it was lent
-   */
-  synchronized boolean isCurrent(Borrowed b) {
-    return !closed && b.generation() == generation;
-  }
-
   /** @return the current generation: it changes with every {@link #retireAll()} */
   synchronized long generationNow() {
     return generation;
