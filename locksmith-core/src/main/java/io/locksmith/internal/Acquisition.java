@@ -103,6 +103,13 @@ final class Acquisition {
   private volatile boolean registered;
   /** The round of the hand-off this acquisition was last claimed for. */
   private volatile CompletableFuture<Void> handOffRound;
+  /**
+   * Set once {@link #start()} or {@link #startLocally} ran: before, the acquisition is already in its
+   * client's local queue but neither waits nor sends ({@link #askIfOnlyLocal} must not lose a request then).
+   */
+  private volatile boolean begun;
+  /** When the re-check timer armed last fires ({@link System#nanoTime()}); guarded by this. */
+  private long recheckDue;
 
   /** Completes with the lease, empty at the deadline, or exceptionally; may be cancelled. */
   final CompletableFuture<Optional<DefaultLease>> result = new CompletableFuture<>();
@@ -229,13 +236,21 @@ final class Acquisition {
         // Released plainly so that a waiter of another client gets its turn (it was woken, and the lock is
         // kept for it a moment): still registered, this waiter waits for a wake-up as before. One that
         // waited locally only asks below, is refused and so registers.
-        AcquireReply last = lastReply;
-        long backstop = TimeUnit.MILLISECONDS.toNanos(Math.max(1, last == null ? 1 : last.retryAfterMillis()));
+        // Its re-check stays where the claim found it: the server keeps the registration only the refusal's
+        // retry time + 2 s, so a fresh retry time from now could outlive it, and a release after that would
+        // wake nobody (issue 23 item 25: up to the whole re-check time late)
+        long due;
+        synchronized (this) {
+          due = recheckDue;
+        }
+        long now = System.nanoTime();
         long remaining = remainingNanos();
         if (remaining <= 0) {
           result.complete(Optional.empty());
+        } else if (due - now <= 0) {
+          send(); // it was due: ask (and register again) now
         } else {
-          nextRound(Math.min(backstop, remaining));
+          nextRoundBy(due - now <= remaining ? due : now + remaining);
         }
       } else if (remainingNanos() <= 0) {
         result.complete(Optional.empty()); // the wait ran out while the hand-off was on its way
@@ -271,6 +286,7 @@ final class Acquisition {
 
   void start() {
     result.whenComplete((lease, failure) -> finish(lease));
+    begun = true;
     send();
   }
 
@@ -283,6 +299,7 @@ final class Acquisition {
   void startLocally(long backstopNanos) {
     result.whenComplete((lease, failure) -> finish(lease));
     nextRound(Math.min(backstopNanos, remainingNanos()));
+    begun = true;
   }
 
   /**
@@ -292,11 +309,23 @@ final class Acquisition {
    * @return whether it was told to ask
    */
   boolean askIfOnlyLocal() {
-    if (registered || phase.get() != WAITING) {
-      return false;
+    while (!registered) {
+      int p = phase.get();
+      if (p == WAITING) {
+        trigger();
+        return true;
+      }
+      if (p != IN_FLIGHT || begun) {
+        return false;
+      }
+      // Queued locally but not started yet (issue 23 item 25): the lease it queued behind ended before it
+      // waits, so this request would be lost and it would sleep until its local backstop. Remembered as a
+      // wake-up: it asks as soon as it starts.
+      if (phase.compareAndSet(IN_FLIGHT, IN_FLIGHT_WOKEN)) {
+        return true;
+      }
     }
-    trigger();
-    return true;
+    return false;
   }
 
   /**
@@ -464,10 +493,16 @@ final class Acquisition {
    * round was in flight, starts it at once.
    */
   private void nextRound(long delayNanos) {
+    nextRoundBy(System.nanoTime() + delayNanos);
+  }
+
+  /** {@link #nextRound}, due at {@code dueNanos} ({@link System#nanoTime()}). */
+  private void nextRoundBy(long dueNanos) {
     boolean waiting = false;
     synchronized (this) { // a wake-up cannot slip between the phase change and the timer it must cancel
       if (phase.compareAndSet(IN_FLIGHT, WAITING)) {
-        timer = client.schedule(this::trigger, delayNanos);
+        recheckDue = dueNanos;
+        timer = client.schedule(this::trigger, Math.max(0, dueNanos - System.nanoTime()));
         waiting = true;
       }
     }
@@ -479,6 +514,11 @@ final class Acquisition {
       phase.set(IN_FLIGHT); // woken while in flight: the lock may be free now
       send();
     }
+  }
+
+  /** @return when the re-check timer armed last fires ({@link System#nanoTime()}), for tests */
+  synchronized long recheckDueNanos() {
+    return recheckDue;
   }
 
   private long remainingNanos() {

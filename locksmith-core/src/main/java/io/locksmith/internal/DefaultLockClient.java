@@ -94,6 +94,23 @@ public final class DefaultLockClient implements LockClient {
   private final Set<DefaultLease> locallyCounted = ConcurrentHashMap.newKeySet();
   /** The safety net of an acquisition that waits locally only, should both the hand-off and the ask miss. */
   private static final long LOCAL_BACKSTOP_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** {@link #LOCAL_BACKSTOP_NANOS}; tests lengthen it so that only a hand-off or an ask can end such a wait. */
+  volatile long localBackstopNanos = LOCAL_BACKSTOP_NANOS;
+  /**
+   * Test hook: called with an acquisition that is queued locally, behind a lease of this client, just before
+   * it starts to wait; null (the default) in use.
+   */
+  volatile java.util.function.Consumer<Acquisition> beforeLocalStart;
+  /**
+   * Locks released after a delay ({@link #releaseLeaseAfter}) whose delay is not over: verified when the
+   * backend reconnects ({@link #verifyDelayedReleases}), so that one the backend lost (restarted without its
+   * data, failed over to a replica that missed it) is reported instead of silently freeing the lock early.
+   */
+  private final Set<DelayedRelease> delayedReleases = ConcurrentHashMap.newKeySet();
+
+  /** One pending delayed release: the backend hold of {@code owner} should last until {@code endsAtNanos}. */
+  private record DelayedRelease(LockOps ops, String name, String owner, long endsAtNanos) {}
+
   /** Run by {@link #close()} after the leases are released: ends what lives outside them (degraded leases). */
   private final Set<Runnable> closeHooks = ConcurrentHashMap.newKeySet();
   private final AtomicLong sequence = new AtomicLong();
@@ -647,6 +664,12 @@ public final class DefaultLockClient implements LockClient {
     }
   }
 
+  /** @return this client's acquisitions of {@code name} in its local queue, in arrival order (for tests) */
+  java.util.List<Acquisition> localWaiters(String name) {
+    java.util.concurrent.ConcurrentLinkedQueue<Acquisition> queue = localWaiters.get(name);
+    return queue == null ? java.util.List.of() : java.util.List.copyOf(queue);
+  }
+
   /**
    * The first waiting acquisition of this client for {@code name} on {@code ops} that can be claimed for a
    * local hand-off ({@link Acquisition#claimForHandOff}), claimed; or null.
@@ -721,7 +744,11 @@ public final class DefaultLockClient implements LockClient {
     // tell: either this sees no lease left and asks, or that end finds this acquisition.
     if (ops instanceof HandOffOps h && h.handsOffLocally() && owner == null && acquisition.waiterId() != null
         && localHolds.containsKey(name)) {
-      acquisition.startLocally(LOCAL_BACKSTOP_NANOS);
+      java.util.function.Consumer<Acquisition> hook = beforeLocalStart;
+      if (hook != null) {
+        hook.accept(acquisition);
+      }
+      acquisition.startLocally(localBackstopNanos);
     } else {
       acquisition.start();
     }
@@ -897,13 +924,20 @@ public final class DefaultLockClient implements LockClient {
       try {
         if (failure != null) {
           lease.abandon();
-          done.completeExceptionally(Futures.unwrap(failure));
         } else {
           lease.finishRelease(left >= 0);
-          done.complete(left >= 0);
         }
       } finally {
-        askLocalWaiter(lease.lockName());
+        try {
+          // before the releasing caller returns: once release() is over, this client's local waiters know
+          askLocalWaiter(lease.lockName());
+        } finally {
+          if (failure != null) {
+            done.completeExceptionally(Futures.unwrap(failure));
+          } else {
+            done.complete(left >= 0);
+          }
+        }
       }
     });
     return done;
@@ -974,10 +1008,15 @@ public final class DefaultLockClient implements LockClient {
         }
         lease.finishRelease(owned);
         if (owned) {
+          DelayedRelease pending = new DelayedRelease(lease.ops, name, lease.owner(),
+              calledAt + TimeUnit.MILLISECONDS.toNanos(delayMillis));
+          delayedReleases.add(pending);
           // from the call, not the reply: the backend counts the delay from when it applied the renewal,
           // after the call, so this release never comes before the backend's lease end
-          schedule(() -> releaseLater(lease.ops, name, lease.owner()),
-              TimeUnit.MILLISECONDS.toNanos(delayMillis) - (System.nanoTime() - calledAt));
+          schedule(() -> {
+            delayedReleases.remove(pending);
+            releaseLater(lease.ops, name, lease.owner());
+          }, TimeUnit.MILLISECONDS.toNanos(delayMillis) - (System.nanoTime() - calledAt));
         }
         done.complete(owned);
       } catch (RuntimeException | Error e) {
@@ -988,6 +1027,47 @@ public final class DefaultLockClient implements LockClient {
       }
     });
     return Futures.join(done);
+  }
+
+  /**
+   * The backend reconnected (it may have restarted without its data, or the client moved to a promoted
+   * replica): asks whether it still has each lock released after a delay that is not over, with a renewal to
+   * the delay's end (which moves that end by at most the renewal's one-way trip). One it no longer has was
+   * freed before the delay's end; that cannot be undone, so it is reported at WARN. Never blocks or throws.
+   */
+  void verifyDelayedReleases() {
+    long now = System.nanoTime();
+    for (DelayedRelease pending : delayedReleases) {
+      long leftMillis = TimeUnit.NANOSECONDS.toMillis(pending.endsAtNanos() - now);
+      if (leftMillis < 1) {
+        continue; // its release is due anyway
+      }
+      java.util.concurrent.CompletionStage<List<Boolean>> reply;
+      try {
+        reply = pending.ops().renew(List.of(new io.locksmith.spi.RenewRequest(pending.name(), pending.owner(),
+            leftMillis)));
+      } catch (RuntimeException e) {
+        log.debug("could not verify the delayed release of lock '{}': {}", pending.name(), e.toString());
+        continue;
+      }
+      track(reply);
+      reply.whenComplete((owned, failure) -> {
+        if (failure == null && owned != null && owned.size() == 1 && Boolean.FALSE.equals(owned.get(0))
+            && delayedReleases.remove(pending)) {
+          log.warn("lock '{}' was released after a delay and should stay taken {} ms more, but the backend no "
+              + "longer has it (it restarted without its data, or failed over to a replica that had not got "
+              + "it): the lock is free before the delay's end, so a minimum interval such as ShedLock's "
+              + "lockAtLeastFor is not kept for it", pending.name(), leftMillis);
+        } else if (failure != null) {
+          log.debug("could not verify the delayed release of lock '{}': {}", pending.name(), failure.toString());
+        }
+      });
+    }
+  }
+
+  /** @return how many delayed releases are pending (for tests) */
+  int pendingDelayedReleases() {
+    return delayedReleases.size();
   }
 
   /** The release at the end of a {@link #releaseLeaseAfter} delay; the owner id frees nothing else. */

@@ -89,6 +89,8 @@ final class LeaseSignals implements BackendEvents {
         log.debug("lock client {}: connection to the backend restored; verifying {} lease(s) now",
             client.clientId(), sent);
       }
+      client.verifyDelayedReleases(); // locks released after a delay are not leases any more, but must last
+
     });
   }
 

@@ -385,9 +385,10 @@ final class RedisBackend implements LockBackend, HandOffOps {
           + " is closed"));
     }
     RedisURI target = uri;
+    SocketAddress at = null;
     if (RedisLockClient.isSentinel(uri)) {
       StatefulRedisConnection<String, String> shared = connection;
-      SocketAddress at = shared == null ? null : connectedTo.get(shared);
+      at = shared == null ? null : connectedTo.get(shared);
       if (!(at instanceof InetSocketAddress master)) {
         return CompletableFuture.failedFuture(new BackendUnavailableException("Redis " + description()
             + " is not connected"));
@@ -402,6 +403,8 @@ final class RedisBackend implements LockBackend, HandOffOps {
     // a node that cannot be connected to (e.g. it hangs) may be a master the sentinels have replaced; the
     // shared connection, perhaps idle, would not find out by itself
     RedisURI laneTarget = target;
+    // Sentinel: the master this lane is opened to, which a grant on it must still be when it is reported
+    SocketAddress node = at;
     return LostHandshake.connect(() -> c.connectAsync(Utf8Codec.INSTANCE, laneTarget)).whenComplete((conn, f) -> {
       if (f != null) {
         checkMasterSoon();
@@ -412,6 +415,11 @@ final class RedisBackend implements LockBackend, HandOffOps {
         @Override
         public RedisClusterAsyncCommands<String, String> commands() {
           return conn.async();
+        }
+
+        @Override
+        public SocketAddress node() {
+          return node;
         }
 
         @Override
@@ -797,7 +805,8 @@ final class RedisBackend implements LockBackend, HandOffOps {
     RedisFuture<T> first;
     RedisClusterAsyncCommands<String, String> commands;
     try {
-      commands = on != null ? on : commands(what);
+      RedisClusterAsyncCommands<String, String> rerouted = on == null ? routed.get() : null;
+      commands = on != null ? on : rerouted != null ? rerouted : commands(what);
       first = call.send(commands, false);
     } catch (RuntimeException e) {
       out.completeExceptionally(RedisExceptions.translate(e, what));
@@ -1032,10 +1041,13 @@ final class RedisBackend implements LockBackend, HandOffOps {
     if (replicaAcks == 0 || mode == AcquireMode.REENTER || l == null) {
       return trackWaiter(name, waiterId, send.apply(null));
     }
-    return l.borrow().handle((lane, f) -> {
+    CompletableFuture<AcquireReply> out = new CompletableFuture<>();
+    long[] generationLent = {-1};
+    l.borrow().handle((lane, f) -> {
       if (f != null) {
         return CompletableFuture.<AcquireReply>failedFuture(RedisExceptions.translate(f, call.what));
       }
+      generationLent[0] = lane.generation();
       return trackWaiter(name, waiterId, send.apply(lane.lane().commands())).handle((reply, failed) -> {
         if (failed != null) {
           laneFailed(l, lane, failed);
@@ -1045,9 +1057,104 @@ final class RedisBackend implements LockBackend, HandOffOps {
           l.giveBack(lane, true);
           return CompletableFuture.completedFuture(reply);
         }
-        return confirmByReplicas(l, lane, ops, call.keys[0], name, owner, reply);
+        return laneGrantHeld(name).thenCompose(v -> masterMoved(l, lane)
+            ? grantOnFormerMaster(l, lane, ops, name, owner)
+            : confirmByReplicas(l, lane, ops, call.keys[0], name, owner, reply));
       }).thenCompose(Function.identity());
-    }).thenCompose(Function.identity());
+    }).thenCompose(Function.identity()).whenComplete((reply, failure) -> {
+      if (failure != null) {
+        out.completeExceptionally(failure);
+        return;
+      }
+      out.complete(reply); // the caller makes its lease here, on this thread, if it is listening already
+      if (reply.granted() && generationLent[0] != -1 && l.generationNow() != generationLent[0]) {
+        // the move to another master happened between the last check and the lease: have every lease
+        // verified now, this one included (the move's own verification may have run before it existed)
+        context.events().connectionRestored();
+      }
+    });
+    return out;
+  }
+
+  /**
+   * Sentinel: whether a grant made on {@code lane} must not be reported because this client no longer
+   * talks to the master the lane is connected to: the shared command connection is down, or on another node
+   * (the pair moved there because the sentinels name it, or Lettuce reconnected it there by itself when the
+   * old master dropped its connections). A grant there may be missing on the master the sentinels promoted,
+   * which can grant the lock to another client; this client's renewals and releases go there too, not to
+   * the former master. Finding another node retires every lane. (Lanes retired only because one of them
+   * timed out on a master that still serves this client keep their grants: they were made where this
+   * client's renewals go.)
+   */
+  private boolean masterMoved(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane) {
+    if (clusterSeeds != null || !RedisLockClient.isSentinel(uri)) {
+      return false; // one fixed node (a Cluster follows its slots itself)
+    }
+    SocketAddress laneNode = lane.lane().node();
+    StatefulRedisConnection<String, String> shared = connection;
+    SocketAddress sharedNode = shared == null ? null : connectedTo.get(shared);
+    if (laneNode != null && sharedNode != null && commandUp && sameNode(laneNode, sharedNode)) {
+      return false;
+    }
+    if (laneNode != null && sharedNode != null && !sameNode(laneNode, sharedNode)) {
+      l.retireAll(); // every lane leads to the former master
+    }
+    return true;
+  }
+
+  /**
+   * A grant made on a lane whose master this client has left ({@link #masterMoved}): not reported as a
+   * grant. It is given back on that lane, best effort (the former master may hang, or may already have
+   * dropped it when it became a replica), and the attempt fails as an outage, so that a waiting
+   * acquisition tries again, on the master this client talks to now.
+   */
+  private CompletionStage<AcquireReply> grantOnFormerMaster(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane,
+      LockOps ops, String name, String owner) {
+    log.info("lock '{}' was granted by the former master of {} after this client moved away from it; not"
+        + " counted as a grant, given back there", name, description());
+    CompletionStage<Integer> back;
+    try {
+      back = releaseOn(lane.lane().commands(), () -> ops.release(name, owner, true));
+    } catch (RuntimeException e) {
+      back = CompletableFuture.failedFuture(e);
+    }
+    back.whenComplete((left, f) -> {
+      if (f != null) {
+        log.debug("could not give back '{}' on the former master: {}", name, f.toString());
+      }
+      l.giveBack(lane, false);
+    });
+    return CompletableFuture.failedFuture(new BackendUnavailableException("lock '" + name + "' was granted by"
+        + " the former master of " + description() + " after the master moved; that grant does not count"));
+  }
+
+  /** The connection {@link #send} uses instead of the shared one while {@link #releaseOn} sends. */
+  private static final ThreadLocal<RedisClusterAsyncCommands<String, String>> routed = new ThreadLocal<>();
+
+  /**
+   * Sends what {@code release} sends on {@code on} instead of the shared connection: any lock kind's release,
+   * to the node a lane is connected to. {@code release} must send its script on the calling thread.
+   */
+  private <T> CompletionStage<T> releaseOn(RedisClusterAsyncCommands<String, String> on,
+      java.util.function.Supplier<CompletionStage<T>> release) {
+    routed.set(on);
+    try {
+      return release.get();
+    } finally {
+      routed.remove();
+    }
+  }
+
+  /**
+   * Test hook: called with the lock name when a grant on a lane has arrived, before it is checked and
+   * confirmed by the replicas; the grant goes on when the returned stage completes. Null (the default):
+   * it goes on at once.
+   */
+  volatile Function<String, CompletionStage<?>> laneGrantHook;
+
+  private CompletionStage<?> laneGrantHeld(String name) {
+    Function<String, CompletionStage<?>> hook = laneGrantHook;
+    return hook == null ? CompletableFuture.completedFuture(null) : hook.apply(name);
   }
 
   /**
@@ -1084,24 +1191,38 @@ final class RedisBackend implements LockBackend, HandOffOps {
       acks = CompletableFuture.failedFuture(e);
     }
     return acks.handle((n, f) -> {
+      // the master may have moved while WAIT blocked (a hung master's WAIT ends with the command timeout)
+      if (masterMoved(l, lane)) {
+        return grantOnFormerMaster(l, lane, ops, name, owner);
+      }
       if (f != null) {
         log.debug("WAIT for replicas after granting '{}' failed: {}", name, f.toString());
         laneFailed(l, lane, f);
       } else {
         l.giveBack(lane, true);
       }
-      return n == null ? 0 : n.intValue();
-    }).thenCompose(n -> {
-      if (n >= replicaAcks || !replicaAcksRequired) {
-        return CompletableFuture.completedFuture(grant.withReplicasAcknowledged(n));
-      }
-      // too few copies: give the grant back on the shared connection (and wait for that, so the next
-      // attempt cannot be undone)
-      return ops.release(name, owner, true).handle((v, f) -> v).thenCompose(v -> CompletableFuture.failedFuture(
-          new BackendUnavailableException("lock '" + name + "' was granted by " + description() + " but only "
-              + n + " of " + replicaAcks + " required replicas confirmed it within " + replicaAckTimeoutMillis
-              + " ms; the grant was released")));
-    });
+      return acknowledged(ops, name, owner, grant, n == null ? 0 : n.intValue());
+    }).thenCompose(Function.identity());
+  }
+
+  /** A grant {@code n} replicas acknowledged: reported, or given back if the policy requires more. */
+  private CompletionStage<AcquireReply> acknowledged(LockOps ops, String name, String owner, AcquireReply grant,
+      int n) {
+    if (n >= replicaAcks || !replicaAcksRequired) {
+      return CompletableFuture.completedFuture(grant.withReplicasAcknowledged(n));
+    }
+    // too few copies: give the grant back on the shared connection (and wait for that, so the next
+    // attempt cannot be undone)
+    return ops.release(name, owner, true).handle((v, f) -> v).thenCompose(v -> CompletableFuture.failedFuture(
+        new BackendUnavailableException("lock '" + name + "' was granted by " + description() + " but only "
+            + n + " of " + replicaAcks + " required replicas confirmed it within " + replicaAckTimeoutMillis
+            + " ms; the grant was released")));
+  }
+
+  /** @return the node the shared command connection is connected to (Sentinel), or null (for tests) */
+  SocketAddress commandNode() {
+    StatefulRedisConnection<String, String> shared = connection;
+    return shared == null ? null : connectedTo.get(shared);
   }
 
   /** @return connections open or opening for acknowledged grants (for tests) */

@@ -55,6 +55,14 @@ final class ReplicaAckLanes {
 
     /** Closes the connection without waiting; never throws. */
     void close();
+
+    /**
+     * @return the node this lane is connected to, where that decides whether its grants count (Sentinel:
+     *     the master it was opened to), or null where it does not (one fixed node, or a Cluster)
+     */
+    default java.net.SocketAddress node() {
+      return null;
+    }
   }
 
   /** A lane lent out, with the generation it belongs to (an older one is closed when given back). */
@@ -223,6 +231,11 @@ final class ReplicaAckLanes {
       log.debug("closing {} idle connection(s) for acknowledged grants to {}", retired.size(), description);
     }
     retired.forEach(Lane::close);
+  }
+
+  /** @return the current generation: it changes with every {@link #retireAll()} */
+  synchronized long generationNow() {
+    return generation;
   }
 
   /** @return lanes open, being opened or lent out (for tests) */

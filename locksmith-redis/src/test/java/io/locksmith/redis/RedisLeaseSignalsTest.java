@@ -318,4 +318,48 @@ class RedisLeaseSignalsTest {
     assertThat(next.fencingToken()).isGreaterThan(other.fencingToken());
     next.release();
   }
+  /**
+   * Issue 23 item 26: a lock released after a delay (ShedLock's lockAtLeastFor) is freed at once by an empty
+   * restart. That cannot be undone, but it is no longer silent: the reconnect verifies the pending delayed
+   * releases and reports the one the server lost at WARN. Before, nothing was logged (the 10 s ran out).
+   */
+  @Test
+  void aDelayedReleaseThatAnEmptyRestartFreedIsReported() throws Exception {
+    RedisLockClient c = client(server.uri());
+    String name = "delayed-restart";
+    Lease lease = c.lock(name, WATCHED).acquire();
+    assertThat(lease.releaseAfter(Duration.ofSeconds(30))).isTrue();
+    try (LogCapture log = new LogCapture()) {
+      server.kill();
+      server.restart(); // same port, no persistence: the delayed hold is gone
+      assertThat(LogCapture.eventually(Duration.ofSeconds(10),
+          () -> log.lines("lock '" + name + "' was released after a delay") == 1))
+          .as("the lost delayed release is reported").isTrue();
+      assertThat(log.text()).contains("lockAtLeastFor is not kept");
+    }
+    Lease other = client(server.uri()).lock(name).tryAcquire().orElseThrow(); // what the WARN says: it is free
+    assertThat(other.release()).isTrue();
+  }
+
+  /** A reconnect to a server that kept the delayed hold reports nothing, and the hold stays. */
+  @Test
+  void aDelayedReleaseTheServerKeptAcrossAReconnectIsNotReported() throws Exception {
+    TcpProxy proxy = proxy();
+    RedisLockClient c = client("redis://" + proxy.host() + ":" + proxy.port());
+    String name = "delayed-reconnect";
+    Lease lease = c.lock(name, WATCHED).acquire();
+    Seen seen = new Seen(c.lock("delayed-reconnect-probe", WATCHED).acquire()); // tells when the reconnect verified
+    assertThat(lease.releaseAfter(Duration.ofSeconds(30))).isTrue();
+    try (LogCapture log = new LogCapture()) {
+      long dropped = System.nanoTime();
+      proxy.resetAll();
+      seen.millisUntil(LeaseState.UNCERTAIN, dropped, Duration.ofSeconds(5));
+      seen.millisUntil(LeaseState.HELD, dropped, Duration.ofSeconds(5)); // verified after the reconnect
+      // sent on the same connection after the check of the delayed release, so answered after it
+      assertThat(c.inspect(name)).as("still taken for the delay").isPresent();
+      RedisLockClient other = client(server.uri());
+      assertThat(other.lock(name).tryAcquire()).as("still taken for the delay").isEmpty();
+      assertThat(log.lines("was released after a delay")).as("nothing to report").isZero();
+    }
+  }
 }

@@ -13,7 +13,9 @@ import io.locksmith.testkit.RedisServer;
 import io.locksmith.testkit.RedisSentinelExtension;
 import io.locksmith.testkit.RedisSentinelGroup;
 import java.time.Duration;
+import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -119,6 +121,61 @@ class RedisSentinelReplicaAckTest {
         assertThat(laneKept).as("a lane kept for reuse after %d more grants", grantsAfter.get()).isTrue();
       } finally {
         hung.resume(); // Sentinel then turns it into a replica of the new master
+      }
+    }
+  }
+  /**
+   * Issue 23 item 24: a grant that arrived on a lane of the former master, held there (a test hook stands in
+   * for a slow reply or a slow WAIT) until this client has moved to the promoted master, is not reported as
+   * a lease: replication is frozen, so the promoted master never had it and could grant the lock to anyone.
+   * The acquisition tries again and its lease is a grant of the promoted master. Before the fix the held
+   * grant was reported HELD (its WAIT timed out on the hung former master: 0 acknowledgements, REPORT).
+   */
+  @Test
+  void aGrantInFlightOnALaneWhenTheMasterMovesIsNotReportedHeld() throws Exception {
+    String name = "in-flight-across-move";
+    try (RedisLockClient locks = client(Duration.ofSeconds(1), Duration.ofMillis(400))) {
+      Lease warm = locks.lock("before-move").acquire(Duration.ofSeconds(5));
+      assertThat(warm.release()).isTrue();
+      RedisServer former = group().master();
+      CompletableFuture<Void> hold = new CompletableFuture<>();
+      CountDownLatch arrived = new CountDownLatch(1);
+      locks.backend.laneGrantHook = lock -> {
+        if (!lock.equals(name)) {
+          return CompletableFuture.completedFuture(null);
+        }
+        arrived.countDown();
+        return hold;
+      };
+      group().freezeReplication(); // the grant stays on the former master
+      try {
+        CompletableFuture<Lease> attempt = locks.lock(name).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
+        assertThat(arrived.await(10, TimeUnit.SECONDS)).as("the grant arrived on its lane").isTrue();
+        assertThat(former.command("EXISTS", key(name))).as("granted by the former master").isEqualTo("1");
+        former.pause();
+        RedisServer promoted = group().awaitFailover(FAILOVER_WAIT);
+        // a command of the shared connection times out on the hung master, the sentinels name another: it moves
+        assertThat(eventually(Duration.ofSeconds(15), () -> {
+          try {
+            locks.inspect("probe");
+          } catch (io.locksmith.BackendUnavailableException timedOut) {
+            // expected while on the hung master
+          }
+          return locks.backend.commandNode() instanceof InetSocketAddress at && at.getPort() == promoted.port();
+        })).as("the client moved to the promoted master").isTrue();
+        locks.backend.laneGrantHook = null;
+        hold.complete(null);
+
+        Lease lease = attempt.get(20, TimeUnit.SECONDS);
+        assertThat(promoted.command("HGET", key(name), "t"))
+            .as("the lease reported is a grant the promoted master has (its token)")
+            .isEqualTo(Long.toString(lease.fencingToken()));
+        assertThat(lease.release()).isTrue();
+      } finally {
+        locks.backend.laneGrantHook = null;
+        hold.complete(null);
+        former.resume();
+        group().thawReplication();
       }
     }
   }

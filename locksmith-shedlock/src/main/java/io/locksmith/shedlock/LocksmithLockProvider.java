@@ -167,8 +167,12 @@ public final class LocksmithLockProvider implements ExtensibleLockProvider, Auto
       try {
         if (delay.isNegative() || delay.isZero()) {
           lease.release();
-        } else {
-          lease.releaseAfter(delay);
+        } else if (!lease.releaseAfter(delay)) {
+          // the lock was lost during the job (its lease ran out, an operator unlocked it, the backend
+          // restarted without its data or failed over): nothing keeps it for lockAtLeastFor
+          log.warn("ShedLock lock '{}' was lost before the job ended, so it cannot be kept for the rest of "
+              + "lockAtLeastFor ({} ms more): another instance may run the job again at once", lease.lockName(),
+              delay.toMillis());
         }
       } catch (RuntimeException e) { // a LockException, or the client closing meanwhile: the job has run
         log.warn("could not release ShedLock lock '{}' (it expires with its lease): {}", lease.lockName(),

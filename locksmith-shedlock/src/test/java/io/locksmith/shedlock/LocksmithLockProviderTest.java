@@ -122,4 +122,26 @@ class LocksmithLockProviderTest {
       ClockProvider.setClock(wall);
     }
   }
+  /**
+   * Issue 23 item 26: a job whose lock was lost while it ran (here an operator unlocked it) cannot have it
+   * kept for lockAtLeastFor; unlock says so at WARN instead of silently freeing the lock (before, nothing was
+   * logged).
+   */
+  @Test
+  void anUnlockThatCannotKeepLockAtLeastForSaysSo() throws Exception {
+    InJvmLockServer server = new InJvmLockServer();
+    try (LockClient a = server.newClient(); LockClient operator = server.newClient();
+        LocksmithLockProvider provider = new LocksmithLockProvider(a);
+        io.locksmith.testkit.LogCapture log = new io.locksmith.testkit.LogCapture()) {
+      LockingTaskExecutor instance = new DefaultLockingTaskExecutor(provider);
+      instance.executeWithLock((Runnable) () -> assertThat(operator.forceUnlock("weekly-export")).isTrue(),
+          new LockConfiguration(ClockProvider.now(), "weekly-export", Duration.ofSeconds(10),
+              Duration.ofSeconds(5)));
+      assertThat(log.lines("ShedLock lock 'weekly-export' was lost before the job ended")).isEqualTo(1);
+      assertThat(log.text()).contains("lockAtLeastFor");
+      Optional<SimpleLock> again = provider.lock(job("weekly-export"));
+      assertThat(again).as("free, as the WARN says").isPresent();
+      again.get().unlock();
+    }
+  }
 }
