@@ -62,7 +62,12 @@ import org.slf4j.LoggerFactory;
  * cannot be reached or a pool with no free connection fails the call with {@link
  * io.locksmith.BackendUnavailableException} within that time. Serialization failures, deadlocks and lock
  * timeouts reported by the database are retried within it and never reported as a grant; a grant that
- * arrives after its call timed out is given back. A lease that cannot be renewed goes {@link
+ * arrives after its call timed out is given back. A refusal that will not pass by itself fails the call
+ * at once, even one that waits: a missing table, column or sequence or a missing privilege with {@link
+ * BackendConfigurationException}, any other refusal (a constraint, a trigger) with {@link
+ * io.locksmith.LockException}. A read-only server (a replica, an old primary after a failover) counts as
+ * an outage: the connection that met it is discarded rather than given back, so the next attempt may
+ * reach the new primary. A lease that cannot be renewed goes {@link
  * io.locksmith.LeaseState#UNCERTAIN}, then {@link io.locksmith.LeaseState#LOST}.
  *
  * <p>Thread-safe; create one per application and database, and close it at shutdown (the data source
