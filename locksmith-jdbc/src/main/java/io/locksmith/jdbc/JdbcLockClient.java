@@ -378,7 +378,10 @@ public final class JdbcLockClient extends ForwardingLockClient {
      * @throws IllegalArgumentException if a setting is out of its documented range, the table name is
      *     not valid, or {@link JdbcLockMode#ADVISORY} is asked of a database other than PostgreSQL
      * @throws BackendConfigurationException if the database is not supported, or the table, its
-     *     companions or the sequence are missing or have other columns (the message shows the DDL)
+     *     companions or the sequence are missing or have other columns (the message shows the DDL), a
+     *     table lacks its primary key, a name column compares loosely (ignores case or trailing spaces), or
+     *     the sequence can hand out a value below an earlier one (a per-session {@code CACHE} on
+     *     PostgreSQL, {@code CYCLE}, a negative increment); the message says how to fix it
      * @throws io.locksmith.BackendUnavailableException if the database cannot be reached within the
      *     command timeout
      * @throws io.locksmith.LockException if the database refuses the DDL
@@ -417,6 +420,12 @@ public final class JdbcLockClient extends ForwardingLockClient {
           createTables(db, d);
         }
         checkTables(db, sql);
+        List<String> problems = Futures.join(db.call("check the lock tables' keys, collations and token sequence",
+            c -> TableCheck.problems(c, sql), null));
+        if (!problems.isEmpty()) {
+          throw new BackendConfigurationException("the lock tables of '" + table + "' cannot hold locks safely: "
+              + String.join("; ", problems));
+        }
         JdbcBackend.Settings settings = new JdbcBackend.Settings(dataSource,
             listenerDataSource != null ? listenerDataSource : dataSource, d, table, commandTimeout,
             waiterRecheck, pollMin, pollMax, maxConcurrency);

@@ -194,6 +194,18 @@ final class PinnedBackend implements LockBackend {
         token = rs.getLong(1);
       }
       if (mode == JdbcLockMode.ROW_LOCK) {
+        // never at or below the token the row records (a sequence set back behind it); the row is locked
+        try (PreparedStatement ps = db.prepare(c, "SELECT token FROM " + sql.table
+            + " WHERE namespace = ? AND kind = ? AND lock_name = ?")) {
+          ps.setString(1, namespace);
+          ps.setString(2, String.valueOf(KIND));
+          ps.setString(3, name);
+          try (ResultSet rs = ps.executeQuery()) {
+            if (rs.next()) {
+              token = Math.max(token, rs.getLong(1) + 1);
+            }
+          }
+        }
         // the row records its last holder; the update commits with the release
         try (PreparedStatement ps = db.prepare(c, "UPDATE " + sql.table + " SET owner = ?, holds = 1, token = ?"
             + " WHERE namespace = ? AND kind = ? AND lock_name = ?")) {
