@@ -152,14 +152,15 @@ final class PinnedBackend implements LockBackend {
           + ")")) {
         bindAdvisoryKey(ps, 1, h.advisoryKey);
         try (ResultSet rs = ps.executeQuery()) {
-          boolean same = rs.next() && rs.getInt(1) == h.backendPid && rs.getBoolean(2);
-          if (!same) {
-            log.warn("advisory lock '{}' was granted to server session {}, but its connection now reaches session {}"
-                + " {} it: a transaction-pooling proxy between client and server? The lease is lost.", h.name,
-                h.backendPid, rs.getRow() == 0 ? "?" : rs.getInt(1), rs.getRow() != 0 && rs.getBoolean(2)
-                    ? "that holds" : "that does not hold");
+          int pid = rs.next() ? rs.getInt(1) : -1;
+          boolean holds = pid >= 0 && rs.getBoolean(2);
+          if (pid != h.backendPid || !holds) {
+            log.warn("advisory lock '{}' was granted to server session {}; its connection now reaches session {},"
+                + " which {} it (a transaction-pooling proxy between client and server?): the lease is lost",
+                h.name, h.backendPid, pid, holds ? "holds" : "does not hold");
+            return false;
           }
-          return same;
+          return true;
         }
       }
     } catch (SQLException e) {
