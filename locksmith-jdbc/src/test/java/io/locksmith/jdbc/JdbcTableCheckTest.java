@@ -68,6 +68,22 @@ class JdbcTableCheckTest {
   }
 
   @Test
+  void onH2ACaseInsensitiveNameColumnIsRefused() throws Exception {
+    DataSource h2 = TestDatabases.pool(H2.get());
+    String table = "check_h2_ignorecase";
+    try {
+      for (String ddl : JdbcDialect.H2.ddlStatements(table)) {
+        execute(h2, ddl.replace("lock_name  VARCHAR(1024)", "lock_name  VARCHAR_IGNORECASE(1024)"));
+      }
+      assertThatThrownBy(() -> JdbcLockClient.builder().dataSource(h2).table(table).build())
+          .isInstanceOf(BackendConfigurationException.class)
+          .hasMessageContaining("lock_name (VARCHAR_IGNORECASE)");
+    } finally {
+      drop(h2, table);
+    }
+  }
+
+  @Test
   void aTableWithoutItsPrimaryKeyIsRefused() throws Exception {
     DataSource h2 = TestDatabases.pool(H2.get());
     String table = "check_h2_nokey";
