@@ -1,5 +1,6 @@
 package io.locksmith.jdbc;
 
+import io.locksmith.BackendConfigurationException;
 import io.locksmith.BackendUnavailableException;
 import io.locksmith.LockException;
 import java.sql.Connection;
@@ -162,9 +163,9 @@ final class Db {
     int attempt = 0;
     while (true) {
       attempt++;
-      Connection used = null;
-      try (Connection c = dataSource.getConnection()) {
-        used = c;
+      Connection c = null;
+      try {
+        c = dataSource.getConnection();
         if (abandoned != null && abandoned.isDone()) {
           throw new BackendUnavailableException("abandoned: " + what); // timed out while borrowing
         }
@@ -183,8 +184,12 @@ final class Db {
         }
       } catch (SQLException e) {
         Kind kind = classify(e);
-        if (kind == Kind.OTHER && used != null && isBroken(used)) {
+        // asked while the connection is still ours: once given back, every connection looks closed
+        if (kind == Kind.OTHER && c != null && isBroken(c)) {
           kind = Kind.UNAVAILABLE; // e.g. a pool's "Connection is closed": the link, not the statement
+        }
+        if (kind == Kind.READ_ONLY && c != null) {
+          evict(c); // its session stays on the read-only server; the pool's next one may reach the primary
         }
         long left = deadline - System.nanoTime();
         if (kind == Kind.RETRY) {
@@ -202,7 +207,38 @@ final class Db {
           throw conflict(what, e);
         }
         throw translate(what, e, kind);
+      } finally {
+        closeQuietly(c);
       }
+    }
+  }
+
+  private static void closeQuietly(Connection c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (SQLException e) {
+        log.debug("closing a connection: {}", e.toString());
+      }
+    }
+  }
+
+  /**
+   * Ends a connection's database session instead of giving it back for reuse: the physical connection
+   * is aborted, and a statement on the pooled handle then fails as a broken link, which is how pools
+   * (HikariCP among them) learn to discard it. The caller still closes the handle.
+   */
+  static void evict(Connection c) {
+    try {
+      Connection physical = c.isWrapperFor(Connection.class) ? c.unwrap(Connection.class) : c;
+      physical.abort(Runnable::run);
+    } catch (SQLException | RuntimeException | AbstractMethodError e) {
+      log.debug("aborting a connection: {}", e.toString());
+    }
+    try (java.sql.Statement s = c.createStatement()) {
+      s.execute("SELECT 1"); // fails on the aborted link: the pool marks the connection broken
+    } catch (SQLException expected) {
+      // the point
     }
   }
 
@@ -286,7 +322,14 @@ final class Db {
     return call(what, null, work, onLate);
   }
 
-  enum Kind { UNAVAILABLE, RETRY, OTHER }
+  /**
+   * What a failure means. CONFIGURATION: the table, a column or the sequence is missing, or a privilege
+   * is: it will not pass by itself. READ_ONLY: the server accepts no writes (a replica, or an old primary
+   * after a failover): treated as an outage, as it usually passes when the pool reaches the new primary.
+   * OTHER: any other refusal by the database (a constraint, a trigger, a syntax the server does not
+   * accept): not transient either.
+   */
+  enum Kind { UNAVAILABLE, RETRY, CONFIGURATION, READ_ONLY, OTHER }
 
   /** One place that knows which SQL failures mean what. */
   static Kind classify(SQLException e) {
@@ -307,15 +350,33 @@ final class Db {
         || code == 1927 /* MariaDB connection killed */) {
       return Kind.UNAVAILABLE;
     }
+    if (state.equals("25006") // PostgreSQL read_only_sql_transaction
+        || code == 1290 || code == 1836 // MariaDB --read-only (ER_OPTION_PREVENTS_STATEMENT), read-only mode
+        || code == 90097) { // H2 database is read-only
+      return Kind.READ_ONLY;
+    }
+    if (state.equals("42P01") || state.equals("42703") || state.equals("42501") || state.equals("3F000")
+        || state.equals("42S02") || state.equals("42S22") // standard: no such table, no such column
+        || code == 1146 || code == 1054 || code == 1142 || code == 1143 || code == 1044 || code == 1049
+        // MariaDB: no such table, column; table, column, database access denied; unknown database
+        || code == 42102 || code == 42103 || code == 42104 || code == 42122 || code == 90036 || code == 90079
+        || code == 90096) { // H2: no such table, column, sequence, schema; not enough rights
+      return Kind.CONFIGURATION;
+    }
     return Kind.OTHER;
   }
 
   private static RuntimeException translate(String what, SQLException e, Kind kind) {
     String detail = e.getMessage() + " [SQLState " + e.getSQLState() + ", code " + e.getErrorCode() + "]";
-    if (kind == Kind.OTHER) {
-      return new LockException("the database refused " + what + ": " + detail, e);
-    }
-    return new BackendUnavailableException("the database could not " + what + ": " + detail, e);
+    return switch (kind) {
+      case CONFIGURATION -> new BackendConfigurationException("the database refused " + what + " because the lock"
+          + " tables, a column, the token sequence or a permission on them is missing (check the table name, the"
+          + " schema, the DDL of JdbcLockClient.ddl and the database user's privileges): " + detail, e);
+      case READ_ONLY -> new BackendUnavailableException("the database could not " + what + ": the server is"
+          + " read-only (a replica, or an old primary after a failover; the connection was discarded): " + detail, e);
+      case OTHER -> new LockException("the database refused " + what + ": " + detail, e);
+      default -> new BackendUnavailableException("the database could not " + what + ": " + detail, e);
+    };
   }
 
   void close() {

@@ -62,7 +62,12 @@ import org.slf4j.LoggerFactory;
  * cannot be reached or a pool with no free connection fails the call with {@link
  * io.locksmith.BackendUnavailableException} within that time. Serialization failures, deadlocks and lock
  * timeouts reported by the database are retried within it and never reported as a grant; a grant that
- * arrives after its call timed out is given back. A lease that cannot be renewed goes {@link
+ * arrives after its call timed out is given back. A refusal that will not pass by itself fails the call
+ * at once, even one that waits: a missing table, column or sequence or a missing privilege with {@link
+ * BackendConfigurationException}, any other refusal (a constraint, a trigger) with {@link
+ * io.locksmith.LockException}. A read-only server (a replica, an old primary after a failover) counts as
+ * an outage: the connection that met it is discarded rather than given back, so the next attempt may
+ * reach the new primary. A lease that cannot be renewed goes {@link
  * io.locksmith.LeaseState#UNCERTAIN}, then {@link io.locksmith.LeaseState#LOST}.
  *
  * <p>Thread-safe; create one per application and database, and close it at shutdown (the data source
@@ -373,7 +378,10 @@ public final class JdbcLockClient extends ForwardingLockClient {
      * @throws IllegalArgumentException if a setting is out of its documented range, the table name is
      *     not valid, or {@link JdbcLockMode#ADVISORY} is asked of a database other than PostgreSQL
      * @throws BackendConfigurationException if the database is not supported, or the table, its
-     *     companions or the sequence are missing or have other columns (the message shows the DDL)
+     *     companions or the sequence are missing or have other columns (the message shows the DDL), a
+     *     table lacks its primary key, a name column compares loosely (ignores case or trailing spaces), or
+     *     the sequence can hand out a value below an earlier one (a per-session {@code CACHE} on
+     *     PostgreSQL, {@code CYCLE}, a negative increment); the message says how to fix it
      * @throws io.locksmith.BackendUnavailableException if the database cannot be reached within the
      *     command timeout
      * @throws io.locksmith.LockException if the database refuses the DDL
@@ -412,6 +420,12 @@ public final class JdbcLockClient extends ForwardingLockClient {
           createTables(db, d);
         }
         checkTables(db, sql);
+        List<String> problems = Futures.join(db.call("check the lock tables' keys, collations and token sequence",
+            c -> TableCheck.problems(c, sql), null));
+        if (!problems.isEmpty()) {
+          throw new BackendConfigurationException("the lock tables of '" + table + "' cannot hold locks safely: "
+              + String.join("; ", problems));
+        }
         JdbcBackend.Settings settings = new JdbcBackend.Settings(dataSource,
             listenerDataSource != null ? listenerDataSource : dataSource, d, table, commandTimeout,
             waiterRecheck, pollMin, pollMax, maxConcurrency);

@@ -20,7 +20,11 @@ public enum JdbcLockMode {
   /**
    * PostgreSQL only: a session-level {@code pg_try_advisory_lock} on a connection of its own per held
    * lock, freed by the database when the session ends. Breaks behind transaction-pooling proxies
-   * (PgBouncer in transaction mode), which hand the session to others. Exclusive lock only.
+   * (PgBouncer in transaction mode), which hand the session to others: the client records the server
+   * session (backend pid) at the grant, refuses a grant on a session that already holds the lock, and
+   * reports the lease lost when a check finds the connection on another session, but cannot make the
+   * lock hold there. An unlock that fails ends the session rather than pooling it with the lock.
+   * Exclusive lock only. Locks of this mode and of the others never exclude each other, even for one name.
    */
   ADVISORY
 }

@@ -69,17 +69,20 @@ final class PinnedBackend implements LockBackend {
     final Connection connection;
     final long token;
     final long advisoryKey;
+    /** ADVISORY: the server session (backend pid) that was granted the lock; 0 otherwise. */
+    final int backendPid;
     int holds = 1;
     boolean ended;
     ScheduledFuture<?> deadline;
     long deadlineNanos;
 
-    Held(String name, String owner, Connection connection, long token, long advisoryKey) {
+    Held(String name, String owner, Connection connection, long token, long advisoryKey, int backendPid) {
       this.name = name;
       this.owner = owner;
       this.connection = connection;
       this.token = token;
       this.advisoryKey = advisoryKey;
+      this.backendPid = backendPid;
     }
   }
 
@@ -123,18 +126,56 @@ final class PinnedBackend implements LockBackend {
         if (h.ended) {
           continue;
         }
-        try {
-          alive = h.connection.isValid((int) Math.max(1, settings.commandTimeout().toSeconds()));
-        } catch (SQLException e) {
-          alive = false;
-        }
+        alive = stillHeld(h);
       }
       if (!alive) {
-        events.ownerEvicted(io.locksmith.spi.HoldKind.EXCLUSIVE, h.name, h.owner,
-            "the database ended the session that held the lock");
+        events.ownerEvicted(io.locksmith.spi.HoldKind.EXCLUSIVE, h.name, h.owner, mode == JdbcLockMode.ADVISORY
+            ? "the session that holds the lock ended, or the connection now reaches another session"
+            : "the database ended the session that held the lock");
         finish(h, false);
       }
     }
+  }
+
+  /**
+   * Whether the pinned connection still holds the lock. Row lock: the connection is valid (its open
+   * transaction holds the row). Advisory: it reaches the very server session that was granted the lock
+   * (the backend pid recorded at the grant) and that session holds it; behind a transaction-pooling proxy
+   * the same connection can reach another session, which must not pass for the holder. Caller holds h.
+   */
+  private boolean stillHeld(Held h) {
+    try {
+      if (mode != JdbcLockMode.ADVISORY) {
+        return h.connection.isValid((int) Math.max(1, settings.commandTimeout().toSeconds()));
+      }
+      try (PreparedStatement ps = db.prepare(h.connection, "SELECT pg_backend_pid(), EXISTS (" + HELD_BY_THIS_SESSION
+          + ")")) {
+        bindAdvisoryKey(ps, 1, h.advisoryKey);
+        try (ResultSet rs = ps.executeQuery()) {
+          int pid = rs.next() ? rs.getInt(1) : -1;
+          boolean holds = pid >= 0 && rs.getBoolean(2);
+          if (pid != h.backendPid || !holds) {
+            log.warn("advisory lock '{}' was granted to server session {}; its connection now reaches session {},"
+                + " which {} it (a transaction-pooling proxy between client and server?): the lease is lost",
+                h.name, h.backendPid, pid, holds ? "holds" : "does not hold");
+            return false;
+          }
+          return true;
+        }
+      }
+    } catch (SQLException e) {
+      return false;
+    }
+  }
+
+  /** The advisory lock {@code (classid, objid)} = the key's halves, held by this very session. */
+  private static final String HELD_BY_THIS_SESSION = "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted"
+      + " AND objsubid = 1 AND pid = pg_backend_pid() AND classid::bigint = ? AND objid::bigint = ?";
+
+  private static int bindAdvisoryKey(PreparedStatement ps, int i, long key) throws SQLException {
+    ps.setLong(i, (key >>> 32) & 0xffffffffL);
+    ps.setLong(i + 1, key & 0xffffffffL);
+    return i + 2;
   }
 
   @Override
@@ -179,7 +220,8 @@ final class PinnedBackend implements LockBackend {
     try {
       c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, settings.commandTimeout().toMillis()));
       long advisoryKey = advisoryKey(name);
-      boolean locked = mode == JdbcLockMode.ROW_LOCK ? lockRow(c, name) : lockAdvisory(c, advisoryKey);
+      int backendPid = mode == JdbcLockMode.ROW_LOCK ? (lockRow(c, name) ? 0 : -1) : lockAdvisory(c, advisoryKey);
+      boolean locked = backendPid >= 0;
       if (!locked) {
         if (waiterId == null) {
           return AcquireReply.busy(0);
@@ -194,6 +236,18 @@ final class PinnedBackend implements LockBackend {
         token = rs.getLong(1);
       }
       if (mode == JdbcLockMode.ROW_LOCK) {
+        // never at or below the token the row records (a sequence set back behind it); the row is locked
+        try (PreparedStatement ps = db.prepare(c, "SELECT token FROM " + sql.table
+            + " WHERE namespace = ? AND kind = ? AND lock_name = ?")) {
+          ps.setString(1, namespace);
+          ps.setString(2, String.valueOf(KIND));
+          ps.setString(3, name);
+          try (ResultSet rs = ps.executeQuery()) {
+            if (rs.next()) {
+              token = Math.max(token, rs.getLong(1) + 1);
+            }
+          }
+        }
         // the row records its last holder; the update commits with the release
         try (PreparedStatement ps = db.prepare(c, "UPDATE " + sql.table + " SET owner = ?, holds = 1, token = ?"
             + " WHERE namespace = ? AND kind = ? AND lock_name = ?")) {
@@ -205,7 +259,7 @@ final class PinnedBackend implements LockBackend {
           ps.executeUpdate();
         }
       }
-      Held h = new Held(name, owner, c, token, advisoryKey);
+      Held h = new Held(name, owner, c, token, advisoryKey, backendPid);
       synchronized (h) {
         arm(h, leaseMillis);
       }
@@ -276,11 +330,20 @@ final class PinnedBackend implements LockBackend {
         || e.getErrorCode() == 3572 || e.getErrorCode() == 1969;
   }
 
-  private boolean lockAdvisory(Connection c, long key) throws SQLException {
-    try (PreparedStatement ps = db.prepare(c, "SELECT pg_try_advisory_lock(?)")) {
-      ps.setLong(1, key);
+  /**
+   * Tries the advisory lock, refusing it if this very session holds it already: advisory locks are
+   * re-entrant per session, so a transaction-pooling proxy that routed this client to the holder's session
+   * would otherwise be granted the holder's lock a second time.
+   *
+   * @return the server session's backend pid if locked, -1 if not
+   */
+  private int lockAdvisory(Connection c, long key) throws SQLException {
+    try (PreparedStatement ps = db.prepare(c, "WITH mine AS MATERIALIZED (SELECT EXISTS (" + HELD_BY_THIS_SESSION
+        + ") AS held) SELECT CASE WHEN held THEN false ELSE pg_try_advisory_lock(?) END, pg_backend_pid() FROM mine")) {
+      int i = bindAdvisoryKey(ps, 1, key);
+      ps.setLong(i, key);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() && rs.getBoolean(1);
+        return rs.next() && rs.getBoolean(1) ? rs.getInt(2) : -1;
       }
     }
   }
@@ -345,10 +408,16 @@ final class PinnedBackend implements LockBackend {
         }
       }
     } catch (SQLException e) {
-      // the connection broke: the database ended the transaction or session, which freed the lock
+      // usually the connection broke, and the database ended the transaction or session, which freed the
+      // lock; but an unlock can also fail on a healthy connection (a statement timeout, a cancel)
       clean = false;
       log.debug("ending lock '{}': {}", h.name, e.toString());
     } finally {
+      if (mode == JdbcLockMode.ADVISORY && !clean) {
+        // the session may still hold the lock (the unlock failed) or is not the granted one (false): end it
+        // rather than give it back to the pool, where an idle connection would keep the lock forever
+        Db.evict(h.connection);
+      }
       end(h.connection);
     }
     local.wake(KIND, h.name, 1);
@@ -399,7 +468,7 @@ final class PinnedBackend implements LockBackend {
         boolean alive = false;
         if (h != null) {
           synchronized (h) {
-            alive = !h.ended && h.connection.isValid((int) Math.max(1, settings.commandTimeout().toSeconds()));
+            alive = !h.ended && stillHeld(h);
             if (alive) {
               arm(h, r.leaseMillis());
             }

@@ -30,7 +30,10 @@ final class Sql {
 
   // ---------------------------------------------------------------- exclusive lock
   /**
-   * Grant to a new owner if free or expired, or again to the same owner (hold count 1, its token):
+   * Grant to a new owner if free or expired, or again to the same owner (hold count 1, its token). A new
+   * owner's token is the sequence's value, but never at or below the row's token: a sequence set back
+   * behind it (a restore, a {@code setval}) cannot make a name's tokens go backwards, whatever {@code
+   * build()}'s check of the sequence missed:
    * ns, kind, name, owner, lease ms. PostgreSQL returns (token, holds) when granted; the others are
    * followed by {@link #read}.
    */
@@ -151,7 +154,7 @@ final class Sql {
             + " VALUES (?, ?, ?, ?, 1, " + next + ", " + now + " + ?)"
             + " ON CONFLICT (namespace, kind, lock_name) DO UPDATE SET owner = EXCLUDED.owner, holds = 1,"
             + " token = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > " + now + " THEN l.token"
-            + " WHEN l.token < EXCLUDED.token THEN EXCLUDED.token ELSE " + next + " END,"
+            + " WHEN l.token < EXCLUDED.token THEN EXCLUDED.token ELSE GREATEST(" + next + ", l.token + 1) END,"
             + " expires_at = EXCLUDED.expires_at"
             + " WHERE l.owner IS NULL OR l.expires_at <= " + now + " OR l.owner = EXCLUDED.owner"
             + " RETURNING token, holds";
@@ -214,7 +217,7 @@ final class Sql {
             + " VALUES (?, ?, ?, ?, 1, " + next + ", " + now + " + ?)"
             + " ON DUPLICATE KEY UPDATE"
             + " token = IF(owner = VALUES(owner) AND expires_at > " + now + ", token, IF(" + free
-            + ", IF(token < VALUES(token), VALUES(token), " + next + "), token)),"
+            + ", IF(token < VALUES(token), VALUES(token), GREATEST(" + next + ", token + 1)), token)),"
             + " holds = IF(" + free + " OR owner = VALUES(owner), 1, holds),"
             + " owner = IF(" + free + " OR owner = VALUES(owner), VALUES(owner), owner),"
             + " expires_at = IF(owner = VALUES(owner), VALUES(expires_at), expires_at)";
@@ -238,7 +241,7 @@ final class Sql {
             + " ON l.namespace = s.ns AND l.kind = s.k AND l.lock_name = s.nm"
             + " WHEN MATCHED AND (l.owner IS NULL OR l.expires_at <= s.n OR l.owner = s.ow) THEN UPDATE SET"
             + " token = CASE WHEN l.owner = s.ow AND l.expires_at > s.n THEN l.token"
-            + " WHEN l.token < s.tok THEN s.tok ELSE " + next + " END,"
+            + " WHEN l.token < s.tok THEN s.tok ELSE GREATEST(" + next + ", l.token + 1) END,"
             + " owner = s.ow, holds = 1, expires_at = s.n + s.lease"
             + " WHEN NOT MATCHED THEN INSERT (namespace, kind, lock_name, owner, holds, token, expires_at)"
             + " VALUES (s.ns, s.k, s.nm, s.ow, 1, s.tok, s.n + s.lease)";
@@ -328,8 +331,10 @@ final class Sql {
     return switch (dialect) {
       case POSTGRESQL -> "SELECT last_value FROM " + sequence;
       case MARIADB -> "SELECT next_not_cached_value FROM " + sequence;
+      // in the table's schema (or the session's), not in any schema; the name was validated as [schema.]word
       case H2 -> "SELECT COUNT(*) FROM INFORMATION_SCHEMA.SEQUENCES WHERE UPPER(SEQUENCE_NAME) = UPPER('"
-          + sequence.substring(sequence.lastIndexOf('.') + 1) + "')";
+          + sequence.substring(sequence.lastIndexOf('.') + 1) + "') AND SEQUENCE_SCHEMA = "
+          + (sequence.contains(".") ? "UPPER('" + sequence.substring(0, sequence.indexOf('.')) + "')" : "CURRENT_SCHEMA");
     };
   }
 }

@@ -1,11 +1,12 @@
 -- Locksmith JDBC backend, MariaDB 10.3 or later (sequences). ${table} is the table name given to the builder.
 -- Times are milliseconds since the epoch by the DATABASE clock (UTC_TIMESTAMP(6)), never the application's.
--- Names compare case-sensitively (utf8mb4_bin), as lock names do everywhere else.
+-- Names compare exactly (utf8mb4_nopad_bin), as lock names do everywhere else: case-sensitively, and
+-- NO PAD, so 'job' and 'job ' are two locks (utf8mb4_bin is PAD SPACE: it ignores trailing spaces).
 CREATE TABLE IF NOT EXISTS ${table} (
-  namespace  VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  namespace  VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
   kind       CHAR(1)      CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  lock_name  VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-  owner      VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
+  lock_name  VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+  owner      VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin,
   holds      INT          NOT NULL DEFAULT 0,
   token      BIGINT       NOT NULL DEFAULT 0,
   expires_at BIGINT       NOT NULL DEFAULT 0,
@@ -13,9 +14,9 @@ CREATE TABLE IF NOT EXISTS ${table} (
   PRIMARY KEY (namespace, kind, lock_name)
 ) ENGINE=InnoDB;
 CREATE TABLE IF NOT EXISTS ${table}_permits (
-  namespace  VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-  lock_name  VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-  owner      VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  namespace  VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+  lock_name  VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+  owner      VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
   token      BIGINT       NOT NULL,
   expires_at BIGINT       NOT NULL,
   PRIMARY KEY (namespace, lock_name, owner)

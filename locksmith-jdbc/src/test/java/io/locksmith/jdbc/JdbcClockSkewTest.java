@@ -4,29 +4,29 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.locksmith.ClientOptions;
 import io.locksmith.Lease;
 import io.locksmith.LeaseState;
 import io.locksmith.LockOptions;
-import io.locksmith.Ticker;
 import io.locksmith.testkit.SharedTopology;
 import io.locksmith.testkit.h2.H2Database;
 import io.locksmith.testkit.mariadb.MariaDbServer;
 import io.locksmith.testkit.postgres.PostgresServer;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Acceptance 2 of issue 15: one of two clients has its application clock an hour ahead, the other an
- * hour behind (injected {@link Ticker}s; on PostgreSQL and MariaDB their database sessions also run in
- * time zones 26 and 25 hours apart). Leases are judged by the database clock alone, so neither client
- * is granted a lock the other holds, and no lease ends early: a fixed lease is taken over only after it
- * ran out in real time, and a watched one is never taken over. Peers that compare expiry with the
- * application's clock (a row's {@code lock_until} written from {@code Instant.now()}) grant the lock at
- * once to the client an hour ahead.
+ * Acceptance 2 of issue 15, as issue 23 corrected it: leases are judged by the database clock alone.
+ * Two clients whose database sessions run in time zones 26 and 25 hours apart (PostgreSQL, MariaDB) must
+ * neither be granted a lock the other holds nor see a lease end early: a fixed lease is taken over only
+ * after it ran out in real time, and a watched one is never taken over. This fails for SQL that mixes a
+ * session-zone time ({@code now()::timestamp}, MariaDB's {@code NOW()}) into an expiry.
+ *
+ * <p>The application's own clocks are not skewed here, because no skew of them could be misused: the
+ * monotonic {@link io.locksmith.Ticker} only enters differences (the earlier version of this test
+ * offset it by an hour, which proved nothing), and no main class reads the wall clock at all, which
+ * {@code WallClockArchitectureTest} in locksmith-cli checks on the bytecode of every backend.
  */
 class JdbcClockSkewTest {
   @RegisterExtension
@@ -36,7 +36,6 @@ class JdbcClockSkewTest {
   @RegisterExtension
   static final SharedTopology<H2Database> H2 = H2Database.shared();
 
-  private static final long HOUR = TimeUnit.HOURS.toNanos(1);
   private static final Duration FIXED = Duration.ofMillis(1200);
 
   @Test
@@ -57,17 +56,17 @@ class JdbcClockSkewTest {
   private static void check(String url, String user, String aheadSession, String behindSession) throws Exception {
     try (HikariDataSource aheadPool = pool(url, user, aheadSession);
         HikariDataSource behindPool = pool(url, user, behindSession);
-        JdbcLockClient ahead = client(aheadPool, HOUR);
-        JdbcLockClient behind = client(behindPool, -HOUR)) {
+        JdbcLockClient ahead = client(aheadPool);
+        JdbcLockClient behind = client(behindPool)) {
       String name = "skew/" + System.nanoTime();
       noEarlyExpiryNoDoubleGrant(ahead, behind, name);
       noEarlyExpiryNoDoubleGrant(behind, ahead, name);
-      // a watched lease of the skewed client is never taken over while it is renewed. The lease is
+      // a watched lease of a client in the skewed session zone is never taken over while it is renewed. The lease is
       // renewed every third of its length, so the row expires only if a renewal stalls for two thirds
       // of it: 1.5 s leaves 1 s for a descheduled renewal thread or a GC pause on a loaded 2-core CI
       // machine (500 ms left 333 ms, which CI exceeded). The contender waits three lease lengths, so
-      // the lease is renewed several times while it waits; a client judging expiry by its own clock
-      // (an hour apart) would still take the lock at once.
+      // the lease is renewed several times while it waits; an expiry judged by session-zone times
+      // (25 or 26 hours apart) would still let the contender take the lock at once.
       try (Lease watched = ahead.lock(name, LockOptions.watched(Duration.ofMillis(1500))).acquire()) {
         assertThat(behind.lock(name).tryAcquire(Duration.ofMillis(4500))).isEmpty();
         assertThat(watched.state()).isEqualTo(LeaseState.HELD);
@@ -81,8 +80,8 @@ class JdbcClockSkewTest {
     // point: the lease cannot end before sentAt + FIXED (by the database clock, kept in milliseconds,
     // so up to 1 ms of flooring; 5 ms allows for it and for the wall clock against System.nanoTime).
     // Measuring from here rather than from acquire()'s return means a stall anywhere after the grant
-    // can only lengthen `waited`, never shorten it; an early expiry (judged by a client's clock an
-    // hour off) would still be taken over at once.
+    // can only lengthen `waited`, never shorten it; an early expiry (judged by a session-zone time)
+    // would still be taken over at once.
     long sentAt = System.nanoTime();
     Lease held = holder.lock(name, LockOptions.fixed(FIXED)).acquire();
     assertThat(contender.lock(name).tryAcquire()).as("no double grant").isEmpty();
@@ -95,10 +94,8 @@ class JdbcClockSkewTest {
     next.get().release();
   }
 
-  private static JdbcLockClient client(HikariDataSource pool, long offsetNanos) {
-    Ticker skewed = () -> System.nanoTime() + offsetNanos;
-    return JdbcLockClient.builder().dataSource(pool).createTableIfMissing()
-        .options(ClientOptions.builder().ticker(skewed).build()).build();
+  private static JdbcLockClient client(HikariDataSource pool) {
+    return JdbcLockClient.builder().dataSource(pool).createTableIfMissing().build();
   }
 
   private static HikariDataSource pool(String url, String user, String sessionSql) {
