@@ -204,11 +204,27 @@ final class QueueOps implements SemaphoreOps {
               if (stat == null) {
                 return false;
               }
+              if (!ofCurrentSession(stat)) {
+                // created in an earlier session of this client that the server has not expired yet: its
+                // life is not this session's, so it is no grant of ours; deleted, and a node made anew
+                backend.deleteQuietly(path);
+                return false;
+              }
               adopt(h, path, stat);
               return true;
             }
           });
         });
+  }
+
+  /**
+   * @return whether a node belongs to the session the client's handle is in now; a node of any other
+   *     session (an earlier one of this client, or a stranger's) must be neither adopted nor granted, since
+   *     it lives and dies with that session (the situation of Curator's CURATOR-498)
+   */
+  private boolean ofCurrentSession(Stat stat) {
+    long current = backend.handleSession();
+    return current != 0 && stat.getEphemeralOwner() == current && !backend.sessions().isOver(current);
   }
 
   /** Guarded by h. */
@@ -221,6 +237,7 @@ final class QueueOps implements SemaphoreOps {
   private CompletableFuture<Void> create(Hold h, long leaseMillis, String what) {
     byte[] data = backend.nodeData(h.key.owner(), leaseMillis, false);
     long sent = System.nanoTime();
+    long session = backend.handleSession();
     Stat created = new Stat();
     return backend.zk().call(what, cb -> {
       if (side == Side.PERMIT) { // the semaphore's parent holds its permit count: a persistent node
@@ -253,7 +270,7 @@ final class QueueOps implements SemaphoreOps {
           h.uncertain = false;
         }
       }
-      backend.sessions().proof(stat.getEphemeralOwner(), sent);
+      proven(session, sent);
       if (orphan) { // the acquisition ended while the create was on its way
         backend.deleteQuietly(path);
         throw new IllegalStateException(what + ": the acquisition ended");
@@ -277,7 +294,7 @@ final class QueueOps implements SemaphoreOps {
     String path = event.getName();
     Stat stat = event.getStat();
     synchronized (h) {
-      if (!h.gone && h.path == null && stat != null && stat.getCzxid() != 0) {
+      if (!h.gone && h.path == null && stat != null && stat.getCzxid() != 0 && ofCurrentSession(stat)) {
         adopt(h, path, stat);
         h.uncertain = false;
         return;
@@ -450,6 +467,25 @@ final class QueueOps implements SemaphoreOps {
     int position = index;
     Side.Decision decision = side.decide(queue, index, snap.permits(), snap.boundary());
     if (decision.granted()) {
+      long session;
+      synchronized (h) {
+        session = h.session;
+      }
+      long current = backend.handleSession();
+      if (current == 0) { // the connection dropped: which session the node's grant would live in is unknown
+        return CompletableFuture.failedFuture(new BackendUnavailableException(what
+            + ": the connection to ZooKeeper dropped before the grant"));
+      }
+      if (session != current) { // a node of an earlier session: it lives and dies with that one, never granted
+        String stale;
+        synchronized (h) {
+          stale = h.path;
+          h.path = null;
+        }
+        backend.deleteQuietly(stale);
+        return loops < MAX_LOOPS ? attempt(h, leaseMillis, started, waiterId, loops + 1, what)
+            : CompletableFuture.failedFuture(new BackendUnavailableException(what + ": the session keeps changing"));
+      }
       int taken = index + 1; // in arrival order, every node ahead of a granted permit holds one
       return grant(h, snap, index, leaseMillis, started, what).thenApply(r -> counted(r, snap.permits(), taken));
     }
@@ -576,16 +612,25 @@ final class QueueOps implements SemaphoreOps {
     return rwRecord(parent, what).thenApply(RwRecord::token);
   }
 
-  private CompletableFuture<Stat> stat(String path, String what) {
+  CompletableFuture<Stat> stat(String path, String what) {
     long sent = System.nanoTime();
+    long session = backend.handleSession();
     return backend.zk().call(what, cb -> backend.curator().checkExists().inBackground(cb).forPath(path), Code.NONODE)
         .thenApply(e -> {
-          Stat s = e.getStat();
-          if (s != null) {
-            backend.sessions().proof(s.getEphemeralOwner(), sent);
-          }
-          return s;
+          proven(session, sent);
+          return e.getStat();
         });
+  }
+
+  /**
+   * A request sent at {@code sent} while the handle was in {@code session} has been answered: a proof for
+   * that session if the handle is still in it (then the request went out and came back in it), never for
+   * the ephemeral owner of a node the reply mentions, which may be another session.
+   */
+  private void proven(long session, long sent) {
+    if (session != 0 && backend.handleSession() == session) {
+      backend.sessions().proof(session, sent);
+    }
   }
 
   // ------------------------------------------------------------------ release, renew, waiters

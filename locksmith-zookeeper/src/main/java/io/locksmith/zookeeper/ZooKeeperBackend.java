@@ -924,6 +924,20 @@ final class ZooKeeperBackend implements LockBackend {
     }
   }
 
+  /**
+   * The session the client's handle is in right now, read without waiting, or 0 if it has none (not
+   * connected yet, or the handle is being replaced). A request whose send and reply both see the same
+   * session was sent and answered in that session: a handle never returns to a session it left.
+   */
+  long handleSession() {
+    try {
+      ZooKeeper handle = settings.curator().getZookeeperClient().getZooKeeper();
+      return handle.getState().isConnected() ? handle.getSessionId() : 0;
+    } catch (Exception e) {
+      return 0;
+    }
+  }
+
   /** For tests: the session the client is in, as far as it knows. */
   long currentSession() {
     return sessions.current();
