@@ -465,6 +465,16 @@ final class QueueOps implements SemaphoreOps {
           : CompletableFuture.failedFuture(new BackendUnavailableException(what + ": the node keeps disappearing"));
     }
     int position = index;
+    if (queue.get(index).sequence() >= NodeNames.LAST_SEQUENCE) {
+      // the parent's create counter is used up: this node and every later one share the last sequence, so
+      // no rule can tell which came first; refuse rather than grant in an order that is not arrival order
+      return backend.giveUp(h).thenCompose(v -> CompletableFuture.failedFuture(new LockException(what
+          + ": ZooKeeper has used up the sequence numbers of its node " + h.parent + " (2^31 - 1 creates under"
+          + " one parent; every newer node gets the same number, so their order cannot be told). The count"
+          + " starts again when that node is deleted: a lock's node goes by itself once no acquisition is left"
+          + " under it; a semaphore's is persistent and must be deleted by an operator while nobody holds a"
+          + " permit (its permit count, stored there, is then set again from the declared count)", null)));
+    }
     Side.Decision decision = side.decide(queue, index, snap.permits(), snap.boundary());
     if (decision.granted()) {
       long session;
