@@ -242,10 +242,11 @@ final class QueueOps implements SemaphoreOps {
     return backend.zk().call(what, cb -> {
       if (side == Side.PERMIT) { // the semaphore's parent holds its permit count: a persistent node
         backend.curator().create().storingStatIn(created).creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-            .inBackground(cb).forPath(h.parent + "/" + h.prefix, data);
+            .withACL(backend.nodeAcl(), true).inBackground(cb).forPath(h.parent + "/" + h.prefix, data);
       } else {
         backend.curator().create().storingStatIn(created).creatingParentContainersIfNeeded()
-            .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(cb).forPath(h.parent + "/" + h.prefix, data);
+            .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).withACL(backend.nodeAcl(), true).inBackground(cb)
+            .forPath(h.parent + "/" + h.prefix, data);
       }
     }, late -> lateCreate(h, late)).handle((event, failure) -> {
       if (failure != null) {
@@ -906,7 +907,7 @@ final class QueueOps implements SemaphoreOps {
             if (Zk.code(e) == Code.OK) {
               return CompletableFuture.completedFuture((Void) null);
             }
-            return backend.zk().call(what, cb -> backend.curator().create().creatingParentsIfNeeded().inBackground(cb)
+            return backend.zk().call(what, cb -> backend.curator().create().creatingParentsIfNeeded().withACL(backend.nodeAcl(), true).inBackground(cb)
                 .forPath(parent, count), Code.NODEEXISTS).thenCompose(c -> Zk.code(c) == Code.OK
                     ? CompletableFuture.completedFuture((Void) null) : setPermits(name, permits).toCompletableFuture());
           });

@@ -37,7 +37,10 @@ import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.ClientInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,7 +69,8 @@ final class ZooKeeperBackend implements LockBackend {
 
   /** How the backend was configured by the client's builder. */
   record Settings(CuratorFramework curator, boolean ownsCurator, String chroot, Duration sessionTimeout,
-      Duration connectionTimeout, Duration waiterRecheck, Function<Duration, Duration> drift, String description) {}
+      Duration connectionTimeout, Duration waiterRecheck, Function<Duration, Duration> drift, String description,
+      List<ACL> acl) {}
 
   private final Settings settings;
   private final Capabilities capabilities;
@@ -84,6 +88,8 @@ final class ZooKeeperBackend implements LockBackend {
   private volatile LeaseEvents events = new LoggingLeaseEvents();
   private volatile QueueOps exclusive;
   private volatile ScheduledFuture<?> heartbeat;
+  /** The ACL of every node this client creates, or null for the framework's own ACL provider. */
+  private volatile List<ACL> nodeAcl;
   private ScheduledFuture<?> lossCheck; // guarded by this
   private long lossCheckAt; // guarded by this
   private volatile boolean closed;
@@ -125,6 +131,7 @@ final class ZooKeeperBackend implements LockBackend {
       }
       this.curator = client.newWatcherRemoveCuratorFramework();
       learnSession();
+      this.nodeAcl = settings.acl() != null ? settings.acl() : authenticated() ? ZooDefs.Ids.CREATOR_ALL_ACL : null;
       prepare();
       long interval = Math.max(50, settings.sessionTimeout().toMillis() / 6);
       heartbeat = timer.scheduleWithFixedDelay(this::heartbeat, interval, interval, TimeUnit.MILLISECONDS);
@@ -138,6 +145,50 @@ final class ZooKeeperBackend implements LockBackend {
   }
 
   /**
+   * Whether the server knows this session by an identity other than its address: digest or SASL
+   * credentials, or a TLS client certificate (ZooKeeper's {@code x509} scheme). Such a client's nodes are
+   * made {@code CREATOR_ALL}: readable and writable by that identity alone, so that no other client can
+   * delete a holder's node and be granted its lock. Asked of the server ({@code whoAmI}), since an
+   * application's {@code CuratorFramework} does not tell its credentials.
+   */
+  private boolean authenticated() {
+    String what = "ask " + settings.description() + " which identities this session has";
+    List<ClientInfo> identities;
+    try {
+      ZooKeeper handle = settings.curator().getZookeeperClient().getZooKeeper();
+      // whoAmI has no asynchronous form: bounded here by the connection timeout
+      identities = CompletableFuture.supplyAsync(() -> {
+        try {
+          return handle.whoAmI();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new java.util.concurrent.CompletionException(e);
+        }
+      }, timer).get(settings.connectionTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BackendUnavailableException("interrupted while asking " + settings.description() + " who this is", e);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new BackendUnavailableException(what + ": no answer within the connection timeout of "
+          + settings.connectionTimeout().toMillis() + " ms", e);
+    } catch (Exception e) {
+      throw Zk.translate(what, e);
+    }
+    for (ClientInfo identity : identities) {
+      String scheme = identity.getAuthScheme();
+      if (scheme != null && !scheme.equals("ip") && !scheme.equals("world")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** @return the ACL for the nodes this client creates, or null for the framework's ACL provider */
+  List<ACL> nodeAcl() {
+    return nodeAcl;
+  }
+
+  /**
    * Creates the kind directories and proves that this client may create and delete nodes there, so that
    * credentials or ACLs that do not fit fail the client's creation, not its first acquisition.
    */
@@ -145,12 +196,12 @@ final class ZooKeeperBackend implements LockBackend {
     String what = "prepare the lock directories under " + base + " on " + settings.description();
     List<CompletableFuture<?>> dirs = new ArrayList<>();
     for (String dir : List.of("lock", "fair", "rw", "semaphore")) {
-      dirs.add(zk.call(what, cb -> curator.create().creatingParentsIfNeeded().inBackground(cb)
+      dirs.add(zk.call(what, cb -> curator.create().creatingParentsIfNeeded().withACL(nodeAcl, true).inBackground(cb)
           .forPath(base + "/" + dir, new byte[0]), Code.NODEEXISTS));
     }
     join(CompletableFuture.allOf(dirs.toArray(new CompletableFuture<?>[0])), what);
     String probe = base + "/lock/probe." + context.clientId();
-    join(zk.call(what, cb -> curator.create().withMode(CreateMode.EPHEMERAL).inBackground(cb)
+    join(zk.call(what, cb -> curator.create().withMode(CreateMode.EPHEMERAL).withACL(nodeAcl).inBackground(cb)
         .forPath(probe, new byte[0]), Code.NODEEXISTS)
         .thenCompose(e -> zk.call(what, cb -> curator.delete().inBackground(cb).forPath(probe), Code.NONODE)), what);
   }

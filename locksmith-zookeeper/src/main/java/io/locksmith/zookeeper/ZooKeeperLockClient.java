@@ -190,6 +190,8 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
     private Duration waiterRecheck = DEFAULT_WAITER_RECHECK;
     private RetryPolicy retryPolicy;
     private String digest;
+    private List<ACL> nodeAcl;
+    private ZooKeeperTls tls;
     private ClientOptions options = ClientOptions.defaults();
 
     private Builder() {}
@@ -276,6 +278,36 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
     }
 
     /**
+     * The ACL of every node this client creates (the chroot and kind directories, lock parents, lock
+     * nodes), instead of the default: {@code CREATOR_ALL_ACL} when the server knows the client by an
+     * identity (digest credentials, or a TLS client certificate: ZooKeeper's {@code x509} scheme), else
+     * the framework's ACL provider (world-open for a client built from a URI). Every client that shares
+     * the namespace needs create, read and delete on these nodes, and operators who force-unlock need
+     * delete; an ACL that does not allow this client what it needs fails {@link #build()}.
+     *
+     * @param acl the entries, checked by {@link #build()} (not empty, no null entry)
+     * @return this builder
+     */
+    public Builder nodeAcl(List<ACL> acl) {
+      this.nodeAcl = acl;
+      return this;
+    }
+
+    /**
+     * Connects with TLS, with these settings for this client alone (ZooKeeper's {@code ZKClientConfig}
+     * of its own, no JVM-wide system property). The URI must name the servers' secure client port
+     * ({@code secureClientPort}). Not together with {@link #curator(CuratorFramework)}, whose own
+     * configuration decides.
+     *
+     * @param tls the trust store, client certificate and host name check
+     * @return this builder
+     */
+    public Builder tls(ZooKeeperTls tls) {
+      this.tls = tls;
+      return this;
+    }
+
+    /**
      * @param interval longest time a waiter goes without re-checking by itself (a backstop: waiters are
      *     woken by watches); default 30 s, 10 ms to 1 h
      * @return this builder
@@ -314,9 +346,15 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
       within("sessionTimeout", sessionTimeout, Duration.ofMillis(100), Duration.ofMinutes(10));
       within("connectionTimeout", connectionTimeout, Duration.ofMillis(10), Duration.ofMinutes(5));
       within("waiterRecheck", waiterRecheck, Duration.ofMillis(10), Duration.ofHours(1));
-      if (curator != null && (uri != null || digest != null || retryPolicy != null)) {
-        throw new IllegalArgumentException("give either a CuratorFramework or a URI (with its retry policy and"
-            + " credentials), not both");
+      if (curator != null && (uri != null || digest != null || retryPolicy != null || tls != null)) {
+        throw new IllegalArgumentException("give either a CuratorFramework or a URI (with its retry policy,"
+            + " credentials and TLS settings), not both");
+      }
+      if (nodeAcl != null) {
+        if (nodeAcl.isEmpty() || nodeAcl.contains(null)) {
+          throw new IllegalArgumentException("nodeAcl must have at least one entry and no null entry");
+        }
+        nodeAcl = List.copyOf(nodeAcl);
       }
       ZooKeeperBackend.Settings settings;
       ZooKeeperUris.Parsed parsed = curator == null ? ZooKeeperUris.parse(Objects.requireNonNull(uri, "uri")) : null;
@@ -333,7 +371,7 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
           curator.start();
         }
         settings = new ZooKeeperBackend.Settings(curator, false, "", Duration.ofMillis(sessionTimeoutOf(curator)),
-            connectionTimeout, waiterRecheck, options::driftFor, "the application's CuratorFramework");
+            connectionTimeout, waiterRecheck, options::driftFor, "the application's CuratorFramework", nodeAcl);
       } else {
         String auth = digest;
         if (parsed.user() != null) {
@@ -358,8 +396,12 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
         if (auth != null) {
           b.authorization("digest", auth.getBytes(StandardCharsets.UTF_8)).aclProvider(new CreatorOnly());
         }
+        if (tls != null) {
+          tls.probe(parsed.hosts(), connectionTimeout, parsed.description());
+          b.zkClientConfig(tls.clientConfig());
+        }
         settings = new ZooKeeperBackend.Settings(b.build(), true, parsed.chroot(), sessionTimeout, connectionTimeout,
-            waiterRecheck, options::driftFor, parsed.description());
+            waiterRecheck, options::driftFor, parsed.description(), nodeAcl);
       }
       ZooKeeperBackend backend = new ZooKeeperBackend(settings);
       DefaultLockClient delegate = new DefaultLockClient(backend, options);
