@@ -92,4 +92,26 @@ class ZooKeeperAclTest {
       lease.release();
     }
   }
+
+  /** nodeAcl(...) replaces the default: here the creator's rights plus read access for everyone (monitoring). */
+  @Test
+  void aChosenNodeAclIsAppliedAndAnEmptyOneRefused() throws Exception {
+    String chroot = "/acl-chosen-" + Long.toHexString(System.nanoTime());
+    List<ACL> acl = new java.util.ArrayList<>(ZooDefs.Ids.CREATOR_ALL_ACL);
+    acl.addAll(ZooDefs.Ids.READ_ACL_UNSAFE);
+    try (ZooKeeperLockClient alice = ZooKeeperLockClient.builder().uri("zookeeper://" + ZK.get().connectString() + chroot)
+        .digest("alice", "secret").nodeAcl(acl).build();
+        CuratorFramework stranger = raw(null, null)) {
+      Lease lease = alice.lock("watched").acquire();
+      String parent = alice.backend.parent(Side.EXCLUSIVE, "watched");
+      String node = parent + "/" + stranger.getChildren().forPath(parent).get(0);
+      assertThat(stranger.getData().forPath(node)).as("readable by everyone").isNotEmpty();
+      assertThat(stranger.getACL().forPath(node)).extracting(a -> a.getId().getScheme() + ":" + a.getPerms())
+          .containsExactlyInAnyOrder("digest:" + ZooDefs.Perms.ALL, "world:" + ZooDefs.Perms.READ);
+      assertThatThrownBy(() -> stranger.delete().forPath(node)).isInstanceOf(KeeperException.NoAuthException.class);
+      lease.release();
+    }
+    assertThatThrownBy(() -> ZooKeeperLockClient.builder().uri("zookeeper://" + ZK.get().connectString())
+        .nodeAcl(List.of()).build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nodeAcl");
+  }
 }
