@@ -54,7 +54,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Fencing tokens</b> are the lock node's creation zxid: ZooKeeper's transaction id, which the
  * ensemble's consensus log makes strictly increasing across every grant of a name, through leader
- * changes and restarts of the whole ensemble ({@link io.locksmith.FencingGuarantee#STRICT}). They are
+ * changes and restarts of the whole ensemble ({@link io.locksmith.FencingGuarantee#STRICT}); not across
+ * the loss of the ensemble's history (data wiped, or restored from an older snapshot), after which they
+ * start below those already issued (see {@code docs/zookeeper.md}). They are
  * not consecutive: every write in the ensemble takes a zxid. A read lease carries the token of the last
  * write lease of its lock.
  *
@@ -69,9 +71,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Failure.</b> Every operation has the connection timeout as its deadline. An ensemble that cannot
  * be reached fails acquisition with {@link io.locksmith.BackendUnavailableException} (waiting
- * acquisitions try again until their wait runs out); credentials or ACLs that do not fit fail {@link
- * Builder#build()} with {@link BackendConfigurationException}; a malformed URI or setting fails it with
- * {@link IllegalArgumentException}.
+ * acquisitions try again until their wait runs out); credentials or ACLs that do not fit, and TLS
+ * certificates that are not trusted or not accepted, fail {@link Builder#build()} with {@link
+ * BackendConfigurationException}; a malformed URI or setting fails it with {@link IllegalArgumentException}.
+ *
+ * <p><b>Security.</b> {@link Builder#tls(ZooKeeperTls)} connects with TLS, configured for this client
+ * alone. A client the server knows by an identity (digest credentials, a TLS client certificate, SASL)
+ * creates its nodes with {@code CREATOR_ALL_ACL}, so no other client can delete a holder's node; {@link
+ * Builder#nodeAcl(List)} chooses another ACL.
  *
  * <p><b>Names.</b> Any valid lock name ({@link LockClient}) is accepted and encoded into one node name
  * (slashes, dots and non-ASCII characters escaped), so no name can reach another path; a name whose
@@ -214,7 +221,9 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
      * Uses a {@code CuratorFramework} the application already runs, instead of connecting by URI. The
      * client starts it if it is not started, uses its connection, namespace, retry policy and
      * credentials, and does not close it: {@link ZooKeeperLockClient#close()} deletes this client's
-     * nodes through it and leaves it open. The session settings of this builder do not apply.
+     * nodes through it and leaves it open. The session settings of this builder do not apply. If the
+     * framework authenticates, this client's nodes get {@code CREATOR_ALL_ACL} whatever its ACL provider
+     * says, unless {@link #nodeAcl(List)} is given.
      *
      * @param curator the framework
      * @return this builder
@@ -332,10 +341,13 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
      * @return a connected client
      * @throws NullPointerException if neither a URI nor a {@code CuratorFramework} was given, or a setting
      *     is null
-     * @throws IllegalArgumentException if the URI is malformed, both a URI and a {@code CuratorFramework}
-     *     were given, or a setting is out of range
-     * @throws BackendConfigurationException if no host of the URI resolves, or the ensemble refuses the
-     *     credentials or the ACLs of the lock directories
+     * @throws IllegalArgumentException if the URI is malformed, both a URI (or its retry policy,
+     *     credentials or TLS settings) and a {@code CuratorFramework} were given, a setting is out of range,
+     *     or the node ACL is empty
+     * @throws BackendConfigurationException if no host of the URI resolves, the ensemble refuses the
+     *     credentials or the ACLs of the lock directories, or (with {@link #tls(ZooKeeperTls)}) the TLS
+     *     handshake fails: the server's certificate is not trusted or does not name the host, the server
+     *     refuses the client's certificate, or the port does not serve TLS
      * @throws io.locksmith.BackendUnavailableException if no server answers within the connection timeout
      */
     public ZooKeeperLockClient build() {
