@@ -139,9 +139,29 @@ final class ZooKeeperBackend implements LockBackend {
       Thread.currentThread().interrupt();
       throw new BackendUnavailableException("interrupted while connecting to " + settings.description(), e);
     } catch (RuntimeException e) {
+      RuntimeException reported = e instanceof BackendUnavailableException && authenticationFailed()
+          ? authenticationRefused(e) : e;
       close();
-      throw e;
+      throw reported;
     }
+  }
+
+  /**
+   * Whether the server refused the session's SASL authentication: ZooKeeper's client then stays connected
+   * but answers nothing, which would otherwise look like an ensemble that does not answer.
+   */
+  private boolean authenticationFailed() {
+    try {
+      return settings.curator().getZookeeperClient().getZooKeeper().getState() == ZooKeeper.States.AUTH_FAILED;
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
+  private BackendConfigurationException authenticationRefused(Exception cause) {
+    return new BackendConfigurationException("could not connect to " + settings.description()
+        + ": the server refused this client's SASL authentication (wrong credentials in its JAAS login section,"
+        + " or a server without that mechanism)", cause);
   }
 
   /**
@@ -173,6 +193,14 @@ final class ZooKeeperBackend implements LockBackend {
           + settings.connectionTimeout().toMillis() + " ms", e);
     } catch (Exception e) {
       throw Zk.translate(what, e);
+    }
+    if (identities == null && authenticationFailed()) {
+      throw authenticationRefused(null);
+    }
+    if (identities == null) {
+      // no answer to tell (the server failed the request: an authentication that failed, or a server
+      // before 3.7): the framework's own ACLs apply, and prepare() reports what the server refuses
+      return false;
     }
     for (ClientInfo identity : identities) {
       String scheme = identity.getAuthScheme();

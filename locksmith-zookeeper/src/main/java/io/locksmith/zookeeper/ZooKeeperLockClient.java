@@ -199,6 +199,7 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
     private String digest;
     private List<ACL> nodeAcl;
     private ZooKeeperTls tls;
+    private String saslLoginContext;
     private ClientOptions options = ClientOptions.defaults();
 
     private Builder() {}
@@ -317,6 +318,21 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
     }
 
     /**
+     * Authenticates with SASL (Kerberos, or SASL DIGEST-MD5), logging in with the section {@code section}
+     * of the JVM's JAAS configuration ({@code java.security.auth.login.config}). The JAAS file is the JVM's,
+     * as for every JAAS user; the section is this client's own (a {@code ZKClientConfig} of its own, no
+     * JVM-wide property), so clients of one JVM can log in as different users. The client's nodes then get
+     * {@code CREATOR_ALL_ACL} for the SASL identity. Not together with {@link #curator(CuratorFramework)}.
+     *
+     * @param section the JAAS login section, checked by {@link #build()}
+     * @return this builder
+     */
+    public Builder saslLoginContext(String section) {
+      this.saslLoginContext = section;
+      return this;
+    }
+
+    /**
      * @param interval longest time a waiter goes without re-checking by itself (a backstop: waiters are
      *     woken by watches); default 30 s, 10 ms to 1 h
      * @return this builder
@@ -358,9 +374,13 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
       within("sessionTimeout", sessionTimeout, Duration.ofMillis(100), Duration.ofMinutes(10));
       within("connectionTimeout", connectionTimeout, Duration.ofMillis(10), Duration.ofMinutes(5));
       within("waiterRecheck", waiterRecheck, Duration.ofMillis(10), Duration.ofHours(1));
-      if (curator != null && (uri != null || digest != null || retryPolicy != null || tls != null)) {
+      if (curator != null && (uri != null || digest != null || retryPolicy != null || tls != null
+          || saslLoginContext != null)) {
         throw new IllegalArgumentException("give either a CuratorFramework or a URI (with its retry policy,"
             + " credentials and TLS settings), not both");
+      }
+      if (saslLoginContext != null) {
+        saslSection(saslLoginContext);
       }
       if (nodeAcl != null) {
         if (nodeAcl.isEmpty() || nodeAcl.contains(null)) {
@@ -408,9 +428,18 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
         if (auth != null) {
           b.authorization("digest", auth.getBytes(StandardCharsets.UTF_8)).aclProvider(new CreatorOnly());
         }
+        org.apache.zookeeper.client.ZKClientConfig config = null;
         if (tls != null) {
           tls.probe(parsed.hosts(), connectionTimeout, parsed.description());
-          b.zkClientConfig(tls.clientConfig());
+          config = tls.clientConfig();
+        }
+        if (saslLoginContext != null) {
+          config = config != null ? config : new org.apache.zookeeper.client.ZKClientConfig();
+          config.setProperty(org.apache.zookeeper.client.ZKClientConfig.ENABLE_CLIENT_SASL_KEY, "true");
+          config.setProperty(org.apache.zookeeper.client.ZKClientConfig.LOGIN_CONTEXT_NAME_KEY, saslLoginContext);
+        }
+        if (config != null) {
+          b.zkClientConfig(config);
         }
         settings = new ZooKeeperBackend.Settings(b.build(), true, parsed.chroot(), sessionTimeout, connectionTimeout,
             waiterRecheck, options::driftFor, parsed.description(), nodeAcl);
@@ -429,6 +458,25 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
         return curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
       } catch (Exception e) {
         return DEFAULT_SESSION_TIMEOUT.toMillis();
+      }
+    }
+
+    /** A SASL login section that is not there would make ZooKeeper's client carry on unauthenticated. */
+    private static void saslSection(String section) {
+      if (section.isBlank()) {
+        throw new IllegalArgumentException("saslLoginContext must name a JAAS login section");
+      }
+      javax.security.auth.login.AppConfigurationEntry[] entries;
+      try {
+        entries = javax.security.auth.login.Configuration.getConfiguration().getAppConfigurationEntry(section);
+      } catch (SecurityException e) {
+        throw new BackendConfigurationException("cannot read the JVM's JAAS configuration ("
+            + System.getProperty("java.security.auth.login.config") + ") for SASL: " + e.getMessage(), e);
+      }
+      if (entries == null || entries.length == 0) {
+        throw new BackendConfigurationException("the JVM's JAAS configuration (java.security.auth.login.config="
+            + System.getProperty("java.security.auth.login.config") + ") has no login section '" + section
+            + "' for SASL");
       }
     }
 
