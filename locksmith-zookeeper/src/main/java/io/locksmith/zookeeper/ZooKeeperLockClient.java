@@ -75,8 +75,9 @@ import org.slf4j.LoggerFactory;
  * certificates that are not trusted or not accepted, fail {@link Builder#build()} with {@link
  * BackendConfigurationException}; a malformed URI or setting fails it with {@link IllegalArgumentException}.
  *
- * <p><b>Security.</b> {@link Builder#tls(ZooKeeperTls)} connects with TLS, configured for this client
- * alone. A client the server knows by an identity (digest credentials, a TLS client certificate, SASL)
+ * <p><b>Security.</b> {@link Builder#tls(ZooKeeperTls)} connects with TLS and {@link
+ * Builder#saslLoginContext(String)} logs in with SASL, both configured for this client alone. A client
+ * the server knows by an identity (digest credentials, a TLS client certificate, SASL)
  * creates its nodes with {@code CREATOR_ALL_ACL}, so no other client can delete a holder's node; {@link
  * Builder#nodeAcl(List)} chooses another ACL.
  *
@@ -363,7 +364,8 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
      * @throws BackendConfigurationException if no host of the URI resolves, the ensemble refuses the
      *     credentials or the ACLs of the lock directories, or (with {@link #tls(ZooKeeperTls)}) the TLS
      *     handshake fails: the server's certificate is not trusted or does not name the host, the server
-     *     refuses the client's certificate, or the port does not serve TLS
+     *     refuses the client's certificate, or the port does not serve TLS; or the SASL login section is
+     *     missing from the JAAS configuration, or the server refuses the SASL login
      * @throws io.locksmith.BackendUnavailableException if no server answers within the connection timeout
      */
     public ZooKeeperLockClient build() {
