@@ -199,6 +199,9 @@ final class QueueOps implements SemaphoreOps {
           }
           String path = h.parent + "/" + mine.get(0).name();
           return stat(path, what).thenApply(stat -> {
+            if (stat != null && backend.handleSession() == 0) { // whose node it is cannot be told now: next round
+              throw new BackendUnavailableException(what + ": the connection to ZooKeeper dropped");
+            }
             synchronized (h) {
               h.uncertain = false;
               if (stat == null) {
