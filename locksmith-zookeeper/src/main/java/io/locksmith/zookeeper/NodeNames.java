@@ -33,6 +33,14 @@ final class NodeNames {
   static final int MAX_SEGMENT = 8192;
   private static final char[] HEX = "0123456789ABCDEF".toCharArray();
   private static final int SEQUENCE_DIGITS = 10;
+  /**
+   * The last sequence ZooKeeper can tell apart, 2^31 − 1. The suffix is the parent's count of creates,
+   * a signed 32-bit number: once it has reached this value, the server names every further child of the
+   * parent with it again (the count wraps negative, and the server keeps the larger value), so the order
+   * of such nodes can no longer be read from their names. A node with this sequence is never granted
+   * ({@link QueueOps}); nodes below it are unique and ordered.
+   */
+  static final long LAST_SEQUENCE = Integer.MAX_VALUE;
 
   private NodeNames() {}
 

@@ -199,9 +199,18 @@ final class QueueOps implements SemaphoreOps {
           }
           String path = h.parent + "/" + mine.get(0).name();
           return stat(path, what).thenApply(stat -> {
+            if (stat != null && backend.handleSession() == 0) { // whose node it is cannot be told now: next round
+              throw new BackendUnavailableException(what + ": the connection to ZooKeeper dropped");
+            }
             synchronized (h) {
               h.uncertain = false;
               if (stat == null) {
+                return false;
+              }
+              if (!ofCurrentSession(stat)) {
+                // created in an earlier session of this client that the server has not expired yet: its
+                // life is not this session's, so it is no grant of ours; deleted, and a node made anew
+                backend.deleteQuietly(path);
                 return false;
               }
               adopt(h, path, stat);
@@ -209,6 +218,16 @@ final class QueueOps implements SemaphoreOps {
             }
           });
         });
+  }
+
+  /**
+   * @return whether a node belongs to the session the client's handle is in now; a node of any other
+   *     session (an earlier one of this client, or a stranger's) must be neither adopted nor granted, since
+   *     it lives and dies with that session (the situation of Curator's CURATOR-498)
+   */
+  private boolean ofCurrentSession(Stat stat) {
+    long current = backend.handleSession();
+    return current != 0 && stat.getEphemeralOwner() == current && !backend.sessions().isOver(current);
   }
 
   /** Guarded by h. */
@@ -221,14 +240,16 @@ final class QueueOps implements SemaphoreOps {
   private CompletableFuture<Void> create(Hold h, long leaseMillis, String what) {
     byte[] data = backend.nodeData(h.key.owner(), leaseMillis, false);
     long sent = System.nanoTime();
+    long session = backend.handleSession();
     Stat created = new Stat();
     return backend.zk().call(what, cb -> {
       if (side == Side.PERMIT) { // the semaphore's parent holds its permit count: a persistent node
         backend.curator().create().storingStatIn(created).creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-            .inBackground(cb).forPath(h.parent + "/" + h.prefix, data);
+            .withACL(backend.nodeAcl(), true).inBackground(cb).forPath(h.parent + "/" + h.prefix, data);
       } else {
         backend.curator().create().storingStatIn(created).creatingParentContainersIfNeeded()
-            .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(cb).forPath(h.parent + "/" + h.prefix, data);
+            .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).withACL(backend.nodeAcl(), true).inBackground(cb)
+            .forPath(h.parent + "/" + h.prefix, data);
       }
     }, late -> lateCreate(h, late)).handle((event, failure) -> {
       if (failure != null) {
@@ -253,7 +274,7 @@ final class QueueOps implements SemaphoreOps {
           h.uncertain = false;
         }
       }
-      backend.sessions().proof(stat.getEphemeralOwner(), sent);
+      proven(session, sent);
       if (orphan) { // the acquisition ended while the create was on its way
         backend.deleteQuietly(path);
         throw new IllegalStateException(what + ": the acquisition ended");
@@ -277,7 +298,7 @@ final class QueueOps implements SemaphoreOps {
     String path = event.getName();
     Stat stat = event.getStat();
     synchronized (h) {
-      if (!h.gone && h.path == null && stat != null && stat.getCzxid() != 0) {
+      if (!h.gone && h.path == null && stat != null && stat.getCzxid() != 0 && ofCurrentSession(stat)) {
         adopt(h, path, stat);
         h.uncertain = false;
         return;
@@ -448,8 +469,37 @@ final class QueueOps implements SemaphoreOps {
           : CompletableFuture.failedFuture(new BackendUnavailableException(what + ": the node keeps disappearing"));
     }
     int position = index;
+    if (queue.get(index).sequence() >= NodeNames.LAST_SEQUENCE) {
+      // the parent's create counter is used up: this node and every later one share the last sequence, so
+      // no rule can tell which came first; refuse rather than grant in an order that is not arrival order
+      return backend.giveUp(h).thenCompose(v -> CompletableFuture.failedFuture(new LockException(what
+          + ": ZooKeeper has used up the sequence numbers of its node " + h.parent + " (2^31 - 1 creates under"
+          + " one parent; every newer node gets the same number, so their order cannot be told). The count"
+          + " starts again when that node is deleted: a lock's node goes by itself once no acquisition is left"
+          + " under it; a semaphore's is persistent and must be deleted by an operator while nobody holds a"
+          + " permit (its permit count, stored there, is then set again from the declared count)", null)));
+    }
     Side.Decision decision = side.decide(queue, index, snap.permits(), snap.boundary());
     if (decision.granted()) {
+      long session;
+      synchronized (h) {
+        session = h.session;
+      }
+      long current = backend.handleSession();
+      if (current == 0) { // the connection dropped: which session the node's grant would live in is unknown
+        return CompletableFuture.failedFuture(new BackendUnavailableException(what
+            + ": the connection to ZooKeeper dropped before the grant"));
+      }
+      if (session != current) { // a node of an earlier session: it lives and dies with that one, never granted
+        String stale;
+        synchronized (h) {
+          stale = h.path;
+          h.path = null;
+        }
+        backend.deleteQuietly(stale);
+        return loops < MAX_LOOPS ? attempt(h, leaseMillis, started, waiterId, loops + 1, what)
+            : CompletableFuture.failedFuture(new BackendUnavailableException(what + ": the session keeps changing"));
+      }
       int taken = index + 1; // in arrival order, every node ahead of a granted permit holds one
       return grant(h, snap, index, leaseMillis, started, what).thenApply(r -> counted(r, snap.permits(), taken));
     }
@@ -576,16 +626,25 @@ final class QueueOps implements SemaphoreOps {
     return rwRecord(parent, what).thenApply(RwRecord::token);
   }
 
-  private CompletableFuture<Stat> stat(String path, String what) {
+  CompletableFuture<Stat> stat(String path, String what) {
     long sent = System.nanoTime();
+    long session = backend.handleSession();
     return backend.zk().call(what, cb -> backend.curator().checkExists().inBackground(cb).forPath(path), Code.NONODE)
         .thenApply(e -> {
-          Stat s = e.getStat();
-          if (s != null) {
-            backend.sessions().proof(s.getEphemeralOwner(), sent);
-          }
-          return s;
+          proven(session, sent);
+          return e.getStat();
         });
+  }
+
+  /**
+   * A request sent at {@code sent} while the handle was in {@code session} has been answered: a proof for
+   * that session if the handle is still in it (then the request went out and came back in it), never for
+   * the ephemeral owner of a node the reply mentions, which may be another session.
+   */
+  private void proven(long session, long sent) {
+    if (session != 0 && backend.handleSession() == session) {
+      backend.sessions().proof(session, sent);
+    }
   }
 
   // ------------------------------------------------------------------ release, renew, waiters
@@ -851,7 +910,7 @@ final class QueueOps implements SemaphoreOps {
             if (Zk.code(e) == Code.OK) {
               return CompletableFuture.completedFuture((Void) null);
             }
-            return backend.zk().call(what, cb -> backend.curator().create().creatingParentsIfNeeded().inBackground(cb)
+            return backend.zk().call(what, cb -> backend.curator().create().creatingParentsIfNeeded().withACL(backend.nodeAcl(), true).inBackground(cb)
                 .forPath(parent, count), Code.NODEEXISTS).thenCompose(c -> Zk.code(c) == Code.OK
                     ? CompletableFuture.completedFuture((Void) null) : setPermits(name, permits).toCompletableFuture());
           });

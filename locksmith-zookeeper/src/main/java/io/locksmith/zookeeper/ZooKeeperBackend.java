@@ -37,7 +37,10 @@ import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.ClientInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,7 +69,8 @@ final class ZooKeeperBackend implements LockBackend {
 
   /** How the backend was configured by the client's builder. */
   record Settings(CuratorFramework curator, boolean ownsCurator, String chroot, Duration sessionTimeout,
-      Duration connectionTimeout, Duration waiterRecheck, Function<Duration, Duration> drift, String description) {}
+      Duration connectionTimeout, Duration waiterRecheck, Function<Duration, Duration> drift, String description,
+      List<ACL> acl) {}
 
   private final Settings settings;
   private final Capabilities capabilities;
@@ -84,6 +88,8 @@ final class ZooKeeperBackend implements LockBackend {
   private volatile LeaseEvents events = new LoggingLeaseEvents();
   private volatile QueueOps exclusive;
   private volatile ScheduledFuture<?> heartbeat;
+  /** The ACL of every node this client creates, or null for the framework's own ACL provider. */
+  private volatile List<ACL> nodeAcl;
   private ScheduledFuture<?> lossCheck; // guarded by this
   private long lossCheckAt; // guarded by this
   private volatile boolean closed;
@@ -125,6 +131,7 @@ final class ZooKeeperBackend implements LockBackend {
       }
       this.curator = client.newWatcherRemoveCuratorFramework();
       learnSession();
+      this.nodeAcl = settings.acl() != null ? settings.acl() : authenticated() ? ZooDefs.Ids.CREATOR_ALL_ACL : null;
       prepare();
       long interval = Math.max(50, settings.sessionTimeout().toMillis() / 6);
       heartbeat = timer.scheduleWithFixedDelay(this::heartbeat, interval, interval, TimeUnit.MILLISECONDS);
@@ -132,9 +139,81 @@ final class ZooKeeperBackend implements LockBackend {
       Thread.currentThread().interrupt();
       throw new BackendUnavailableException("interrupted while connecting to " + settings.description(), e);
     } catch (RuntimeException e) {
+      RuntimeException reported = e instanceof BackendUnavailableException && authenticationFailed()
+          ? authenticationRefused(e) : e;
       close();
-      throw e;
+      throw reported;
     }
+  }
+
+  /**
+   * Whether the server refused the session's SASL authentication: ZooKeeper's client then stays connected
+   * but answers nothing, which would otherwise look like an ensemble that does not answer.
+   */
+  private boolean authenticationFailed() {
+    try {
+      return settings.curator().getZookeeperClient().getZooKeeper().getState() == ZooKeeper.States.AUTH_FAILED;
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
+  private BackendConfigurationException authenticationRefused(Exception cause) {
+    return new BackendConfigurationException("could not connect to " + settings.description()
+        + ": the server refused this client's SASL authentication (wrong credentials in its JAAS login section,"
+        + " or a server without that mechanism)", cause);
+  }
+
+  /**
+   * Whether the server knows this session by an identity other than its address: digest or SASL
+   * credentials, or a TLS client certificate (ZooKeeper's {@code x509} scheme). Such a client's nodes are
+   * made {@code CREATOR_ALL}: readable and writable by that identity alone, so that no other client can
+   * delete a holder's node and be granted its lock. Asked of the server ({@code whoAmI}), since an
+   * application's {@code CuratorFramework} does not tell its credentials.
+   */
+  private boolean authenticated() {
+    String what = "ask " + settings.description() + " which identities this session has";
+    List<ClientInfo> identities;
+    try {
+      ZooKeeper handle = settings.curator().getZookeeperClient().getZooKeeper();
+      // whoAmI has no asynchronous form: bounded here by the connection timeout
+      identities = CompletableFuture.supplyAsync(() -> {
+        try {
+          return handle.whoAmI();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new java.util.concurrent.CompletionException(e);
+        }
+      }, timer).get(settings.connectionTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BackendUnavailableException("interrupted while asking " + settings.description() + " who this is", e);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new BackendUnavailableException(what + ": no answer within the connection timeout of "
+          + settings.connectionTimeout().toMillis() + " ms", e);
+    } catch (Exception e) {
+      throw Zk.translate(what, e);
+    }
+    if (identities == null && authenticationFailed()) {
+      throw authenticationRefused(null);
+    }
+    if (identities == null) {
+      // no answer to tell (the server failed the request: an authentication that failed, or a server
+      // before 3.7): the framework's own ACLs apply, and prepare() reports what the server refuses
+      return false;
+    }
+    for (ClientInfo identity : identities) {
+      String scheme = identity.getAuthScheme();
+      if (scheme != null && !scheme.equals("ip") && !scheme.equals("world")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** @return the ACL for the nodes this client creates, or null for the framework's ACL provider */
+  List<ACL> nodeAcl() {
+    return nodeAcl;
   }
 
   /**
@@ -145,12 +224,12 @@ final class ZooKeeperBackend implements LockBackend {
     String what = "prepare the lock directories under " + base + " on " + settings.description();
     List<CompletableFuture<?>> dirs = new ArrayList<>();
     for (String dir : List.of("lock", "fair", "rw", "semaphore")) {
-      dirs.add(zk.call(what, cb -> curator.create().creatingParentsIfNeeded().inBackground(cb)
+      dirs.add(zk.call(what, cb -> curator.create().creatingParentsIfNeeded().withACL(nodeAcl, true).inBackground(cb)
           .forPath(base + "/" + dir, new byte[0]), Code.NODEEXISTS));
     }
     join(CompletableFuture.allOf(dirs.toArray(new CompletableFuture<?>[0])), what);
     String probe = base + "/lock/probe." + context.clientId();
-    join(zk.call(what, cb -> curator.create().withMode(CreateMode.EPHEMERAL).inBackground(cb)
+    join(zk.call(what, cb -> curator.create().withMode(CreateMode.EPHEMERAL).withACL(nodeAcl).inBackground(cb)
         .forPath(probe, new byte[0]), Code.NODEEXISTS)
         .thenCompose(e -> zk.call(what, cb -> curator.delete().inBackground(cb).forPath(probe), Code.NONODE)), what);
   }
@@ -921,6 +1000,20 @@ final class ZooKeeperBackend implements LockBackend {
       return settings.curator().getZookeeperClient().getZooKeeper().getSessionPasswd();
     } catch (Exception e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * The session the client's handle is in right now, read without waiting, or 0 if it has none (not
+   * connected yet, or the handle is being replaced). A request whose send and reply both see the same
+   * session was sent and answered in that session: a handle never returns to a session it left.
+   */
+  long handleSession() {
+    try {
+      ZooKeeper handle = settings.curator().getZookeeperClient().getZooKeeper();
+      return handle.getState().isConnected() ? handle.getSessionId() : 0;
+    } catch (Exception e) {
+      return 0;
     }
   }
 

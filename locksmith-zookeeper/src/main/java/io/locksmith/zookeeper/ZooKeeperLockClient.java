@@ -54,7 +54,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Fencing tokens</b> are the lock node's creation zxid: ZooKeeper's transaction id, which the
  * ensemble's consensus log makes strictly increasing across every grant of a name, through leader
- * changes and restarts of the whole ensemble ({@link io.locksmith.FencingGuarantee#STRICT}). They are
+ * changes and restarts of the whole ensemble ({@link io.locksmith.FencingGuarantee#STRICT}); not across
+ * the loss of the ensemble's history (data wiped, or restored from an older snapshot), after which they
+ * start below those already issued (see {@code docs/zookeeper.md}). They are
  * not consecutive: every write in the ensemble takes a zxid. A read lease carries the token of the last
  * write lease of its lock.
  *
@@ -70,9 +72,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Failure.</b> Every operation has the connection timeout as its deadline. An ensemble that cannot
  * be reached fails acquisition with {@link io.locksmith.BackendUnavailableException} (waiting
- * acquisitions try again until their wait runs out); credentials or ACLs that do not fit fail {@link
- * Builder#build()} with {@link BackendConfigurationException}; a malformed URI or setting fails it with
- * {@link IllegalArgumentException}.
+ * acquisitions try again until their wait runs out); credentials or ACLs that do not fit, and TLS
+ * certificates that are not trusted or not accepted, fail {@link Builder#build()} with {@link
+ * BackendConfigurationException}; a malformed URI or setting fails it with {@link IllegalArgumentException}.
+ *
+ * <p><b>Security.</b> {@link Builder#tls(ZooKeeperTls)} connects with TLS and {@link
+ * Builder#saslLoginContext(String)} logs in with SASL, both configured for this client alone. A client
+ * the server knows by an identity (digest credentials, a TLS client certificate, SASL)
+ * creates its nodes with {@code CREATOR_ALL_ACL}, so no other client can delete a holder's node; {@link
+ * Builder#nodeAcl(List)} chooses another ACL.
  *
  * <p><b>Names.</b> Any valid lock name ({@link LockClient}) is accepted and encoded into one node name
  * (slashes, dots and non-ASCII characters escaped), so no name can reach another path; a name whose
@@ -191,6 +199,9 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
     private Duration waiterRecheck = DEFAULT_WAITER_RECHECK;
     private RetryPolicy retryPolicy;
     private String digest;
+    private List<ACL> nodeAcl;
+    private ZooKeeperTls tls;
+    private String saslLoginContext;
     private ClientOptions options = ClientOptions.defaults();
 
     private Builder() {}
@@ -213,7 +224,9 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
      * Uses a {@code CuratorFramework} the application already runs, instead of connecting by URI. The
      * client starts it if it is not started, uses its connection, namespace, retry policy and
      * credentials, and does not close it: {@link ZooKeeperLockClient#close()} deletes this client's
-     * nodes through it and leaves it open. The session settings of this builder do not apply.
+     * nodes through it and leaves it open. The session settings of this builder do not apply. If the
+     * framework authenticates, this client's nodes get {@code CREATOR_ALL_ACL} whatever its ACL provider
+     * says, unless {@link #nodeAcl(List)} is given.
      *
      * @param curator the framework
      * @return this builder
@@ -277,6 +290,51 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
     }
 
     /**
+     * The ACL of every node this client creates (the chroot and kind directories, lock parents, lock
+     * nodes), instead of the default: {@code CREATOR_ALL_ACL} when the server knows the client by an
+     * identity (digest credentials, or a TLS client certificate: ZooKeeper's {@code x509} scheme), else
+     * the framework's ACL provider (world-open for a client built from a URI). Every client that shares
+     * the namespace needs create, read and delete on these nodes, and operators who force-unlock need
+     * delete; an ACL that does not allow this client what it needs fails {@link #build()}.
+     *
+     * @param acl the entries, checked by {@link #build()} (not empty, no null entry)
+     * @return this builder
+     */
+    public Builder nodeAcl(List<ACL> acl) {
+      this.nodeAcl = acl;
+      return this;
+    }
+
+    /**
+     * Connects with TLS, with these settings for this client alone (ZooKeeper's {@code ZKClientConfig}
+     * of its own, no JVM-wide system property). The URI must name the servers' secure client port
+     * ({@code secureClientPort}). Not together with {@link #curator(CuratorFramework)}, whose own
+     * configuration decides.
+     *
+     * @param tls the trust store, client certificate and host name check
+     * @return this builder
+     */
+    public Builder tls(ZooKeeperTls tls) {
+      this.tls = tls;
+      return this;
+    }
+
+    /**
+     * Authenticates with SASL (Kerberos, or SASL DIGEST-MD5), logging in with the section {@code section}
+     * of the JVM's JAAS configuration ({@code java.security.auth.login.config}). The JAAS file is the JVM's,
+     * as for every JAAS user; the section is this client's own (a {@code ZKClientConfig} of its own, no
+     * JVM-wide property), so clients of one JVM can log in as different users. The client's nodes then get
+     * {@code CREATOR_ALL_ACL} for the SASL identity. Not together with {@link #curator(CuratorFramework)}.
+     *
+     * @param section the JAAS login section, checked by {@link #build()}
+     * @return this builder
+     */
+    public Builder saslLoginContext(String section) {
+      this.saslLoginContext = section;
+      return this;
+    }
+
+    /**
      * @param interval longest time a waiter goes without re-checking by itself (a backstop: waiters are
      *     woken by watches); default 30 s, 10 ms to 1 h
      * @return this builder
@@ -301,10 +359,14 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
      * @return a connected client
      * @throws NullPointerException if neither a URI nor a {@code CuratorFramework} was given, or a setting
      *     is null
-     * @throws IllegalArgumentException if the URI is malformed, both a URI and a {@code CuratorFramework}
-     *     were given, or a setting is out of range
-     * @throws BackendConfigurationException if no host of the URI resolves, or the ensemble refuses the
-     *     credentials or the ACLs of the lock directories
+     * @throws IllegalArgumentException if the URI is malformed, both a URI (or its retry policy,
+     *     credentials or TLS settings) and a {@code CuratorFramework} were given, a setting is out of range,
+     *     or the node ACL is empty
+     * @throws BackendConfigurationException if no host of the URI resolves, the ensemble refuses the
+     *     credentials or the ACLs of the lock directories, or (with {@link #tls(ZooKeeperTls)}) the TLS
+     *     handshake fails: the server's certificate is not trusted or does not name the host, the server
+     *     refuses the client's certificate, or the port does not serve TLS; or the SASL login section is
+     *     missing from the JAAS configuration, or the server refuses the SASL login
      * @throws io.locksmith.BackendUnavailableException if no server answers within the connection timeout
      */
     public ZooKeeperLockClient build() {
@@ -320,9 +382,19 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
             + "it the holder does not count on: clock-drift allowance " + options.driftFor(sessionTimeout)
             + " + schedulingAllowance " + options.schedulingAllowance() + " (ClientOptions)");
       }
-      if (curator != null && (uri != null || digest != null || retryPolicy != null)) {
-        throw new IllegalArgumentException("give either a CuratorFramework or a URI (with its retry policy and"
-            + " credentials), not both");
+      if (curator != null && (uri != null || digest != null || retryPolicy != null || tls != null
+          || saslLoginContext != null)) {
+        throw new IllegalArgumentException("give either a CuratorFramework or a URI (with its retry policy,"
+            + " credentials and TLS settings), not both");
+      }
+      if (saslLoginContext != null) {
+        saslSection(saslLoginContext);
+      }
+      if (nodeAcl != null) {
+        if (nodeAcl.isEmpty() || nodeAcl.contains(null)) {
+          throw new IllegalArgumentException("nodeAcl must have at least one entry and no null entry");
+        }
+        nodeAcl = List.copyOf(nodeAcl);
       }
       ZooKeeperBackend.Settings settings;
       ZooKeeperUris.Parsed parsed = curator == null ? ZooKeeperUris.parse(Objects.requireNonNull(uri, "uri")) : null;
@@ -339,7 +411,7 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
           curator.start();
         }
         settings = new ZooKeeperBackend.Settings(curator, false, "", Duration.ofMillis(sessionTimeoutOf(curator)),
-            connectionTimeout, waiterRecheck, options::validityMarginFor, "the application's CuratorFramework");
+            connectionTimeout, waiterRecheck, options::validityMarginFor, "the application's CuratorFramework", nodeAcl);
       } else {
         String auth = digest;
         if (parsed.user() != null) {
@@ -364,8 +436,21 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
         if (auth != null) {
           b.authorization("digest", auth.getBytes(StandardCharsets.UTF_8)).aclProvider(new CreatorOnly());
         }
+        org.apache.zookeeper.client.ZKClientConfig config = null;
+        if (tls != null) {
+          tls.probe(parsed.hosts(), connectionTimeout, parsed.description());
+          config = tls.clientConfig();
+        }
+        if (saslLoginContext != null) {
+          config = config != null ? config : new org.apache.zookeeper.client.ZKClientConfig();
+          config.setProperty(org.apache.zookeeper.client.ZKClientConfig.ENABLE_CLIENT_SASL_KEY, "true");
+          config.setProperty(org.apache.zookeeper.client.ZKClientConfig.LOGIN_CONTEXT_NAME_KEY, saslLoginContext);
+        }
+        if (config != null) {
+          b.zkClientConfig(config);
+        }
         settings = new ZooKeeperBackend.Settings(b.build(), true, parsed.chroot(), sessionTimeout, connectionTimeout,
-            waiterRecheck, options::validityMarginFor, parsed.description());
+            waiterRecheck, options::validityMarginFor, parsed.description(), nodeAcl);
       }
       ZooKeeperBackend backend = new ZooKeeperBackend(settings);
       DefaultLockClient delegate = new DefaultLockClient(backend, options);
@@ -381,6 +466,25 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
         return curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
       } catch (Exception e) {
         return DEFAULT_SESSION_TIMEOUT.toMillis();
+      }
+    }
+
+    /** A SASL login section that is not there would make ZooKeeper's client carry on unauthenticated. */
+    private static void saslSection(String section) {
+      if (section.isBlank()) {
+        throw new IllegalArgumentException("saslLoginContext must name a JAAS login section");
+      }
+      javax.security.auth.login.AppConfigurationEntry[] entries;
+      try {
+        entries = javax.security.auth.login.Configuration.getConfiguration().getAppConfigurationEntry(section);
+      } catch (SecurityException e) {
+        throw new BackendConfigurationException("cannot read the JVM's JAAS configuration ("
+            + System.getProperty("java.security.auth.login.config") + ") for SASL: " + e.getMessage(), e);
+      }
+      if (entries == null || entries.length == 0) {
+        throw new BackendConfigurationException("the JVM's JAAS configuration (java.security.auth.login.config="
+            + System.getProperty("java.security.auth.login.config") + ") has no login section '" + section
+            + "' for SASL");
       }
     }
 
