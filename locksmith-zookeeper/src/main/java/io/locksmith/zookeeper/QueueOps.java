@@ -253,6 +253,7 @@ final class QueueOps implements SemaphoreOps {
           h.uncertain = false;
         }
       }
+      // a create goes through the leader: its answer proves the session as a sync does (see Sessions)
       backend.sessions().proof(stat.getEphemeralOwner(), sent);
       if (orphan) { // the acquisition ended while the create was on its way
         backend.deleteQuietly(path);
@@ -577,15 +578,8 @@ final class QueueOps implements SemaphoreOps {
   }
 
   private CompletableFuture<Stat> stat(String path, String what) {
-    long sent = System.nanoTime();
     return backend.zk().call(what, cb -> backend.curator().checkExists().inBackground(cb).forPath(path), Code.NONODE)
-        .thenApply(e -> {
-          Stat s = e.getStat();
-          if (s != null) {
-            backend.sessions().proof(s.getEphemeralOwner(), sent);
-          }
-          return s;
-        });
+        .thenApply(CuratorEvent::getStat); // a read proves nothing of the session (see Sessions)
   }
 
   // ------------------------------------------------------------------ release, renew, waiters

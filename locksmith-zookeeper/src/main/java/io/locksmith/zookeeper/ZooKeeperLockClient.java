@@ -188,6 +188,7 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
     private Duration sessionTimeout = DEFAULT_SESSION_TIMEOUT;
     private Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
     private Duration waiterRecheck = DEFAULT_WAITER_RECHECK;
+    private Duration serverTickTime;
     private RetryPolicy retryPolicy;
     private String digest;
     private ClientOptions options = ClientOptions.defaults();
@@ -286,6 +287,22 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
     }
 
     /**
+     * The ensemble's {@code tickTime}, for the loss bound: a client connected to a follower is reported to
+     * the leader every half tick, so the leader may have last heard of the session up to half a tick
+     * before this client's last proof, and the client declares its leases lost that much earlier (see
+     * {@code docs/zookeeper.md}, "Leases and loss"). Not declared, the client assumes the largest tick
+     * that ZooKeeper's default minimum session timeout (two ticks) allows for the negotiated timeout:
+     * half of it. Declaring a tick larger than the real one is safe; a smaller one is not.
+     *
+     * @param tick the servers' tick; 1 ms to 1 min
+     * @return this builder
+     */
+    public Builder serverTickTime(Duration tick) {
+      this.serverTickTime = tick;
+      return this;
+    }
+
+    /**
      * @param options namespace, name limits, default lease policy, clock-drift allowance, client name
      * @return this builder
      */
@@ -314,6 +331,9 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
       within("sessionTimeout", sessionTimeout, Duration.ofMillis(100), Duration.ofMinutes(10));
       within("connectionTimeout", connectionTimeout, Duration.ofMillis(10), Duration.ofMinutes(5));
       within("waiterRecheck", waiterRecheck, Duration.ofMillis(10), Duration.ofHours(1));
+      if (serverTickTime != null) {
+        within("serverTickTime", serverTickTime, Duration.ofMillis(1), Duration.ofMinutes(1));
+      }
       if (curator != null && (uri != null || digest != null || retryPolicy != null)) {
         throw new IllegalArgumentException("give either a CuratorFramework or a URI (with its retry policy and"
             + " credentials), not both");
@@ -333,7 +353,7 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
           curator.start();
         }
         settings = new ZooKeeperBackend.Settings(curator, false, "", Duration.ofMillis(sessionTimeoutOf(curator)),
-            connectionTimeout, waiterRecheck, options::driftFor, "the application's CuratorFramework");
+            connectionTimeout, waiterRecheck, options::driftFor, "the application's CuratorFramework", serverTickTime);
       } else {
         String auth = digest;
         if (parsed.user() != null) {
@@ -359,7 +379,7 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
           b.authorization("digest", auth.getBytes(StandardCharsets.UTF_8)).aclProvider(new CreatorOnly());
         }
         settings = new ZooKeeperBackend.Settings(b.build(), true, parsed.chroot(), sessionTimeout, connectionTimeout,
-            waiterRecheck, options::driftFor, parsed.description());
+            waiterRecheck, options::driftFor, parsed.description(), serverTickTime);
       }
       ZooKeeperBackend backend = new ZooKeeperBackend(settings);
       DefaultLockClient delegate = new DefaultLockClient(backend, options);
@@ -370,9 +390,15 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
       return client;
     }
 
+    /**
+     * The framework's session timeout if its handle knows it; until the handle connects it reports 0,
+     * and the default stands in (the backend reads the negotiated timeout once connected and works with
+     * that one only).
+     */
     private static long sessionTimeoutOf(CuratorFramework curator) {
       try {
-        return curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        int negotiated = curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        return negotiated > 0 ? negotiated : DEFAULT_SESSION_TIMEOUT.toMillis();
       } catch (Exception e) {
         return DEFAULT_SESSION_TIMEOUT.toMillis();
       }
