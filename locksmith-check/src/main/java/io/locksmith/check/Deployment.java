@@ -384,10 +384,10 @@ interface Deployment extends AutoCloseable {
 
     @Override public String clientSpec(int child) {
       if (!proxied) {
-        return Clients.zookeeper(server.uri(), session);
+        return Clients.zookeeper(server.uri(), session, ZOOKEEPER_TICK.toMillis());
       }
       TcpProxy p = proxies.computeIfAbsent(child, c -> TcpProxy.start(server.host(), server.port()));
-      return Clients.zookeeper("zookeeper://" + p.host() + ":" + p.port(), session);
+      return Clients.zookeeper("zookeeper://" + p.host() + ":" + p.port(), session, ZOOKEEPER_TICK.toMillis());
     }
 
     @Override public List<TcpProxy> links(int child) {
@@ -437,10 +437,11 @@ interface Deployment extends AutoCloseable {
     @Override public String clientSpec(int child) {
       if (pinned) {
         int member = memberOf(child);
-        return Clients.zookeeper("zookeeper://" + ensemble.host() + ":" + ensemble.port(member), session);
+        return Clients.zookeeper("zookeeper://" + ensemble.host() + ":" + ensemble.port(member), session,
+            ZOOKEEPER_TICK.toMillis());
       }
       if (!proxied) {
-        return Clients.zookeeper(ensemble.uri(), session);
+        return Clients.zookeeper(ensemble.uri(), session, ZOOKEEPER_TICK.toMillis());
       }
       List<TcpProxy> list = proxies.computeIfAbsent(child, c -> {
         List<TcpProxy> made = new ArrayList<>();
@@ -450,7 +451,7 @@ interface Deployment extends AutoCloseable {
         return made;
       });
       return Clients.zookeeper("zookeeper://" + String.join(",", list.stream().map(p -> p.host() + ":" + p.port())
-          .toList()), session);
+          .toList()), session, ZOOKEEPER_TICK.toMillis());
     }
 
     @Override public List<TcpProxy> links(int child) {
