@@ -689,8 +689,16 @@ final class ZooKeeperBackend implements LockBackend {
         }
         break;
       case LOST:
-        long current = sessions.current();
-        sessionOver(current, "ZooKeeper session lost");
+        // Curator may tell the loss of a session after its handle connected in a new one (the heartbeat
+        // may even have learned the new one already): only a session the handle is no longer connected
+        // in is over, never the one it is connected in now
+        long moved = learnSession();
+        if (moved != 0) {
+          sessionOver(moved, "the client reconnected in a new session (the old one expired)");
+        }
+        if (!isConnected()) {
+          sessionOver(sessions.current(), "ZooKeeper session lost");
+        }
         break;
       default:
         break;
@@ -971,6 +979,11 @@ final class ZooKeeperBackend implements LockBackend {
   /** @return heartbeats run so far (for tests) */
   long heartbeats() {
     return heartbeats.get();
+  }
+
+  /** For tests: a connection state as Curator reports it. */
+  void connectionState(ConnectionState state) {
+    onConnectionState(settings.curator(), state);
   }
 
   /** For tests: when the next loss check is due ({@link System#nanoTime()}), or null if none is armed. */

@@ -62,10 +62,11 @@ import org.slf4j.LoggerFactory;
  * its nodes until its session expires ({@link Builder#sessionTimeout(Duration)}). The lease the core asks
  * for is kept by this client: a fixed lease's node is deleted when the lease runs out, a watched lease is
  * renewed by checking that its node is still there. When this client can no longer prove that its
- * session lives (no answer from the ensemble), every lease of it is lost no later than the earliest moment
- * the server could have expired the session: the send time of the last answered request, plus the
- * negotiated session timeout, less the clock-drift allowance of {@link ClientOptions#driftFor(Duration)};
- * see {@code docs/zookeeper.md}.
+ * session lives (no answer through the leader), every lease of it is lost no later than the earliest
+ * moment the leader could have expired the session: the send time of the last request answered through
+ * the leader (a {@code sync} heartbeat, a create), plus the negotiated session timeout, less half the
+ * servers' tick ({@link Builder#serverTickTime(Duration)}) and the clock-drift allowance of {@link
+ * ClientOptions#driftFor(Duration)}; see {@code docs/zookeeper.md}.
  *
  * <p><b>Failure.</b> Every operation has the connection timeout as its deadline. An ensemble that cannot
  * be reached fails acquisition with {@link io.locksmith.BackendUnavailableException} (waiting

@@ -52,7 +52,9 @@ class ZooKeeperSessionTest {
     // passed the margin check below; now a bound later than last proof + 2 s + about 100 ms fails it.
     try (ZooKeeperTestServer server = ZooKeeperTestServer.builder().tickTime(PARTITION_TICK).start();
         TcpProxy proxy = TcpProxy.start(server.host(), server.port());
-        ZooKeeperLockClient holder = through(proxy, SESSION);
+        // connecting to a server that just started, on a loaded machine, may take more than 500 ms
+        ZooKeeperLockClient holder = ZooKeeperLockClient.builder().uri("zookeeper://" + proxy.host() + ":" + proxy.port())
+            .sessionTimeout(SESSION).connectionTimeout(Duration.ofSeconds(2)).build();
         ZooKeeperLockClient other = ZooKeeperLockClient.create(server.uri())) {
       LeaseEventLog log = new LeaseEventLog();
       holder.backend.observe(log);
