@@ -46,7 +46,7 @@ public enum CheckBackend {
   /** A ZooKeeper ensemble of 3 members in the harness JVM, tick 200 ms. */
   ZOOKEEPER_ENSEMBLE("zookeeper-ensemble", "ZooKeeper ensemble of 3 members (tick 200 ms; session timeout = the lease)",
       EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER, Fault.KILL_HOLDER, Fault.BLACKHOLE_LINK, Fault.KILL_LEADER,
-          Fault.RESTART_ALL)),
+          Fault.RESTART_ALL, Fault.PARTITION_FOLLOWER)),
   /** The in-JVM reference server; clients are threads of the harness (no child JVMs). */
   IN_JVM("in-jvm", "in-JVM reference server, clients as harness threads", EnumSet.of(Fault.NONE));
 

@@ -13,7 +13,9 @@ import java.util.Arrays;
  * is a Redlock client; {@code jdbc:…} a {@code JdbcLockClient} over a small pool; {@code
  * zk-session:<ms>:zookeeper://…} a ZooKeeper client with that session timeout; anything else is a {@code
  * RedisLockClient} URI ({@code redis://}, {@code redis-sentinel://}, and whatever else it learns to
- * accept).
+ * accept). A ZooKeeper spec may name the servers' tick after the session: {@code
+ * zk-session:<ms>:<tick ms>:zookeeper://…}, declared to the client ({@code serverTickTime}) for its loss
+ * bound.
  */
 final class Clients {
   static final String REDLOCK = "redlock:";
@@ -41,6 +43,11 @@ final class Clients {
     return ZOOKEEPER + sessionMillis + ":" + uri;
   }
 
+  /** As {@link #zookeeper(String, long)}, declaring the servers' tick. */
+  static String zookeeper(String uri, long sessionMillis, long tickMillis) {
+    return ZOOKEEPER + sessionMillis + ":" + tickMillis + ":" + uri;
+  }
+
   /**
    * @param schedulingAllowance the clients' scheduling allowance, or null for their default
    */
@@ -53,9 +60,16 @@ final class Clients {
     if (spec.startsWith(ZOOKEEPER)) {
       String rest = spec.substring(ZOOKEEPER.length());
       int colon = rest.indexOf(':');
-      return ZooKeeperLockClient.builder().uri(rest.substring(colon + 1))
+      ZooKeeperLockClient.Builder b = ZooKeeperLockClient.builder()
           .sessionTimeout(Duration.ofMillis(Long.parseLong(rest.substring(0, colon))))
-          .connectionTimeout(Duration.ofSeconds(1)).options(options).build();
+          .connectionTimeout(Duration.ofSeconds(1)).options(options);
+      rest = rest.substring(colon + 1);
+      colon = rest.indexOf(':');
+      if (colon > 0 && rest.substring(0, colon).chars().allMatch(Character::isDigit)) {
+        b.serverTickTime(Duration.ofMillis(Long.parseLong(rest.substring(0, colon))));
+        rest = rest.substring(colon + 1);
+      }
+      return b.uri(rest).build();
     }
     if (spec.startsWith(REDLOCK)) {
       return RedlockClient.builder().nodes(Arrays.asList(spec.substring(REDLOCK.length()).split(",")))

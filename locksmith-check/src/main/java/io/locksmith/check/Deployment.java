@@ -35,7 +35,7 @@ interface Deployment extends AutoCloseable {
       case REDLOCK -> new Redlock(proxied);
       case POSTGRES, MARIADB, H2 -> new Database(s.backend(), proxied);
       case ZOOKEEPER -> new ZooKeeperSingle(proxied, zooKeeperSession(s));
-      case ZOOKEEPER_ENSEMBLE -> new ZooKeeperQuorum(proxied, zooKeeperSession(s));
+      case ZOOKEEPER_ENSEMBLE -> new ZooKeeperQuorum(proxied, zooKeeperSession(s), s.fault() == Fault.PARTITION_FOLLOWER);
       case IN_JVM -> new InJvm();
     };
   }
@@ -88,6 +88,11 @@ interface Deployment extends AutoCloseable {
   /** @return the ZooKeeper ensemble, or null */
   default ZooKeeperEnsemble zooKeeperEnsemble() {
     return null;
+  }
+
+  /** @return the ensemble member client JVM {@code child} is connected to, or -1 if not pinned to one */
+  default int memberOf(int child) {
+    return -1;
   }
 
   /** @return the Redis key of lock {@code name} */
@@ -382,10 +387,10 @@ interface Deployment extends AutoCloseable {
 
     @Override public String clientSpec(int child) {
       if (!proxied) {
-        return Clients.zookeeper(server.uri(), session);
+        return Clients.zookeeper(server.uri(), session, ZOOKEEPER_TICK.toMillis());
       }
       TcpProxy p = proxies.computeIfAbsent(child, c -> TcpProxy.start(server.host(), server.port()));
-      return Clients.zookeeper("zookeeper://" + p.host() + ":" + p.port(), session);
+      return Clients.zookeeper("zookeeper://" + p.host() + ":" + p.port(), session, ZOOKEEPER_TICK.toMillis());
     }
 
     @Override public List<TcpProxy> links(int child) {
@@ -399,27 +404,47 @@ interface Deployment extends AutoCloseable {
     }
   }
 
-  /** Three ZooKeeper members; with link faults, a TCP proxy per member and client JVM. */
+  /**
+   * Three ZooKeeper members; with link faults, a TCP proxy per member and client JVM. For {@code
+   * partition-follower} the members reach each other's quorum ports through proxies, and each client JVM
+   * connects to one member only ({@link #memberOf(int)}), so that cutting that member off from the leader
+   * leaves the client connected to it.
+   */
   final class ZooKeeperQuorum implements Deployment {
-    private final ZooKeeperEnsemble ensemble = ZooKeeperEnsemble.start(3, ZOOKEEPER_TICK);
+    private final ZooKeeperEnsemble ensemble;
     private final Map<Integer, List<TcpProxy>> proxies = new ConcurrentHashMap<>();
     private final boolean proxied;
+    private final boolean pinned;
     private final long session;
 
-    ZooKeeperQuorum(boolean proxied, long session) {
+    ZooKeeperQuorum(boolean proxied, long session, boolean partitionable) {
       this.proxied = proxied;
       this.session = session;
+      this.pinned = partitionable;
+      this.ensemble = partitionable ? ZooKeeperEnsemble.startPartitionable(3, ZOOKEEPER_TICK)
+          : ZooKeeperEnsemble.start(3, ZOOKEEPER_TICK);
     }
 
     @Override public String describe() {
       return "ZooKeeper ensemble of " + ensemble.size() + " (" + ensemble.connectString() + "), tick "
           + ZOOKEEPER_TICK.toMillis() + " ms, session timeout " + session + " ms"
-          + (proxied ? ", TCP proxies per client JVM" : "");
+          + (proxied ? ", TCP proxies per client JVM" : "")
+          + (pinned ? ", quorum links through proxies, client JVM i connected to member i mod 3 only" : "");
+    }
+
+    /** @return the member client JVM {@code child} is connected to, or -1 if it may use any */
+    @Override public int memberOf(int child) {
+      return pinned ? child % ensemble.size() : -1;
     }
 
     @Override public String clientSpec(int child) {
+      if (pinned) {
+        int member = memberOf(child);
+        return Clients.zookeeper("zookeeper://" + ensemble.host() + ":" + ensemble.port(member), session,
+            ZOOKEEPER_TICK.toMillis());
+      }
       if (!proxied) {
-        return Clients.zookeeper(ensemble.uri(), session);
+        return Clients.zookeeper(ensemble.uri(), session, ZOOKEEPER_TICK.toMillis());
       }
       List<TcpProxy> list = proxies.computeIfAbsent(child, c -> {
         List<TcpProxy> made = new ArrayList<>();
@@ -429,7 +454,7 @@ interface Deployment extends AutoCloseable {
         return made;
       });
       return Clients.zookeeper("zookeeper://" + String.join(",", list.stream().map(p -> p.host() + ":" + p.port())
-          .toList()), session);
+          .toList()), session, ZOOKEEPER_TICK.toMillis());
     }
 
     @Override public List<TcpProxy> links(int child) {

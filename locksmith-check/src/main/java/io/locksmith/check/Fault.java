@@ -41,7 +41,13 @@ public enum Fault {
   /** ZooKeeper ensemble: kill the leader while a lock is held, restart it a lease later (data kept). */
   KILL_LEADER("kill-leader", "kill the ZooKeeper leader while a lock is held, restart it a lease later"),
   /** ZooKeeper ensemble: kill every member while a lock is held, restart them all (data kept). */
-  RESTART_ALL("restart-all", "kill every ZooKeeper member while a lock is held, restart them all (data kept)");
+  RESTART_ALL("restart-all", "kill every ZooKeeper member while a lock is held, restart them all (data kept)"),
+  /**
+   * ZooKeeper ensemble: cut the member a holder's client is connected to off from the leader (its quorum
+   * link black-holed) for two leases plus 0.5 s, while the client stays connected to that member.
+   */
+  PARTITION_FOLLOWER("partition-follower",
+      "cut a holder's ZooKeeper member off from the leader for 2 leases + 0.5 s (the client stays connected to it)");
 
   private final String cliName;
   private final String description;

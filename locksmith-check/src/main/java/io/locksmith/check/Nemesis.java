@@ -67,6 +67,8 @@ final class Nemesis {
       case RESTART_SERVER -> 5_000; // a clean stop, a start, the pools' reconnection
       case BLACKHOLE_LINK -> 2 * lease + 500;
       case DELAY_LINK -> 2 * lease;
+      // the cut, then the member's rejoining (an election round and a sync) and its clients' reconnection
+      case PARTITION_FOLLOWER -> 2 * lease + 500 + 5_000;
     };
   }
 
@@ -128,6 +130,7 @@ final class Nemesis {
       case PAUSE_HOLDER, BLACKHOLE_LINK -> 3 * lease + 1_000;
       case KILL_MASTER -> 2_000;
       case KILL_LEADER, RESTART_ALL -> 2 * lease + 5_000;
+      case PARTITION_FOLLOWER -> 3 * lease + 3_000;
       default -> 2 * lease + 1_000;
     };
   }
@@ -351,6 +354,7 @@ final class Nemesis {
         fault(v, "kill every ZooKeeper member while " + v.client() + " holds " + v.lock() + ", restart them all",
             ensemble::restartAll);
       }
+      case PARTITION_FOLLOWER -> partitionFollower();
       case KILL_MINORITY -> {
         List<RedisServer> targets = nodes.subList(nodes.size() - (nodes.size() - 1) / 2, nodes.size());
         fault("kill -9 " + targets.size() + " of " + nodes.size() + " nodes, restart them empty after "
@@ -366,6 +370,43 @@ final class Nemesis {
             });
       }
     }
+  }
+
+  /**
+   * Cuts the member a holder's client JVM is connected to off from the leader, for two leases plus 0.5 s:
+   * the member keeps answering the client's reads until it notices (syncLimit = 5 ticks) while the leader
+   * expires the holder's session after the session timeout and grants the lock to a client of another
+   * member. The victim is a holder on a follower; the links are healed, and the quorum awaited, in a
+   * {@code finally}.
+   */
+  private void partitionFollower() throws Exception {
+    ZooKeeperEnsemble ensemble = run.deployment.zooKeeperEnsemble();
+    long hold = 2 * lease + 500;
+    int leader = ensemble.leader();
+    if (leader < 0) {
+      run.note("no ZooKeeper leader; skipped one injection");
+      return;
+    }
+    Register.Chosen v = victim(client -> {
+      Child c = run.childOf(client);
+      return c != null && !c.isKilled() && run.deployment.memberOf(c.index) >= 0
+          && run.deployment.memberOf(c.index) != leader;
+    }, hold + lease);
+    if (v == null) {
+      return;
+    }
+    Child c = run.childOf(v.client());
+    int member = run.deployment.memberOf(c.index);
+    fault(v, "cut ZooKeeper member " + member + " (client JVM " + c.index + "'s server) off from the leader (member "
+        + leader + ") while " + v.client() + " holds " + v.lock() + ", for " + hold + " ms", () -> {
+          try {
+            ensemble.isolateFromLeader(member);
+            pause(hold);
+          } finally {
+            ensemble.healQuorumLinks();
+            ensemble.awaitQuorum(ZooKeeperEnsemble.QUORUM_TIMEOUT);
+          }
+        });
   }
 
   private void links() throws Exception {

@@ -157,7 +157,7 @@ class CheckReportTest {
       }
     }
     // redis, sentinel, cluster, redlock, postgres, mariadb, h2, zookeeper, zookeeper-ensemble, in-jvm
-    assertThat(combinations).isEqualTo(2 * (9 + 6 + 3 + 11 + 7 + 7 + 6 + 5 + 6 + 1));
+    assertThat(combinations).isEqualTo(2 * (9 + 6 + 3 + 11 + 7 + 7 + 6 + 5 + 7 + 1));
   }
 
   @Test

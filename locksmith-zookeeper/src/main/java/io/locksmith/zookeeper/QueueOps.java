@@ -274,6 +274,7 @@ final class QueueOps implements SemaphoreOps {
           h.uncertain = false;
         }
       }
+      // a create goes through the leader: its answer proves the session as a sync does (see Sessions)
       proven(session, sent);
       if (orphan) { // the acquisition ended while the create was on its way
         backend.deleteQuietly(path);
@@ -627,13 +628,8 @@ final class QueueOps implements SemaphoreOps {
   }
 
   CompletableFuture<Stat> stat(String path, String what) {
-    long sent = System.nanoTime();
-    long session = backend.handleSession();
     return backend.zk().call(what, cb -> backend.curator().checkExists().inBackground(cb).forPath(path), Code.NONODE)
-        .thenApply(e -> {
-          proven(session, sent);
-          return e.getStat();
-        });
+        .thenApply(CuratorEvent::getStat); // a read proves nothing of the session (see Sessions)
   }
 
   /**

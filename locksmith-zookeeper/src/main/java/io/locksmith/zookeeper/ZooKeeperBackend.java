@@ -70,7 +70,7 @@ final class ZooKeeperBackend implements LockBackend {
   /** How the backend was configured by the client's builder. */
   record Settings(CuratorFramework curator, boolean ownsCurator, String chroot, Duration sessionTimeout,
       Duration connectionTimeout, Duration waiterRecheck, Function<Duration, Duration> drift, String description,
-      List<ACL> acl) {}
+      List<ACL> acl, Duration serverTick) {}
 
   private final Settings settings;
   private final Capabilities capabilities;
@@ -87,7 +87,8 @@ final class ZooKeeperBackend implements LockBackend {
   private volatile String base;
   private volatile LeaseEvents events = new LoggingLeaseEvents();
   private volatile QueueOps exclusive;
-  private volatile ScheduledFuture<?> heartbeat;
+  private ScheduledFuture<?> heartbeat; // guarded by this
+  private long heartbeatAt; // guarded by this
   /** The ACL of every node this client creates, or null for the framework's own ACL provider. */
   private volatile List<ACL> nodeAcl;
   private ScheduledFuture<?> lossCheck; // guarded by this
@@ -96,6 +97,8 @@ final class ZooKeeperBackend implements LockBackend {
   /** Watch notifications that reached a waiting hold: how many waiters the server woke. */
   private final java.util.concurrent.atomic.AtomicLong wakeups = new java.util.concurrent.atomic.AtomicLong();
   private final java.util.concurrent.atomic.AtomicLong uncertainCreates = new java.util.concurrent.atomic.AtomicLong();
+  /** Heartbeats run so far (for tests). */
+  private final java.util.concurrent.atomic.AtomicLong heartbeats = new java.util.concurrent.atomic.AtomicLong();
 
   ZooKeeperBackend(Settings settings) {
     this.settings = settings;
@@ -108,7 +111,7 @@ final class ZooKeeperBackend implements LockBackend {
     });
     this.timer.setRemoveOnCancelPolicy(true);
     this.zk = new Zk(timer, settings.connectionTimeout());
-    this.sessions = new Sessions(settings.sessionTimeout(), settings.drift());
+    this.sessions = new Sessions(settings.sessionTimeout(), settings.drift(), settings.serverTick());
   }
 
   // ------------------------------------------------------------------ lifecycle
@@ -133,8 +136,9 @@ final class ZooKeeperBackend implements LockBackend {
       learnSession();
       this.nodeAcl = settings.acl() != null ? settings.acl() : authenticated() ? ZooDefs.Ids.CREATOR_ALL_ACL : null;
       prepare();
-      long interval = Math.max(50, settings.sessionTimeout().toMillis() / 6);
-      heartbeat = timer.scheduleWithFixedDelay(this::heartbeat, interval, interval, TimeUnit.MILLISECONDS);
+      // the first proof at once; then every sixth of the timeout negotiated by then (not the one asked
+      // for, nor the 0 an application's framework reports before it connects)
+      scheduleHeartbeat(0);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new BackendUnavailableException("interrupted while connecting to " + settings.description(), e);
@@ -248,9 +252,10 @@ final class ZooKeeperBackend implements LockBackend {
       return;
     }
     closed = true;
-    ScheduledFuture<?> h = heartbeat;
-    if (h != null) {
-      h.cancel(false);
+    synchronized (this) {
+      if (heartbeat != null) {
+        heartbeat.cancel(false);
+      }
     }
     CuratorFramework client = settings.curator();
     WatcherRemoveCuratorFramework c = curator;
@@ -751,7 +756,7 @@ final class ZooKeeperBackend implements LockBackend {
         break;
       case CONNECTED:
       case RECONNECTED:
-        long over = learnSession();
+        long over = learnSession(); // the server may have negotiated another timeout: re-read at every connection
         if (over != 0) {
           sessionOver(over, "the client reconnected in a new session (the old one expired)");
         } else if (hasGrants()) {
@@ -762,8 +767,16 @@ final class ZooKeeperBackend implements LockBackend {
         }
         break;
       case LOST:
-        long current = sessions.current();
-        sessionOver(current, "ZooKeeper session lost");
+        // Curator may tell the loss of a session after its handle connected in a new one (the heartbeat
+        // may even have learned the new one already): only a session the handle is no longer connected
+        // in is over, never the one it is connected in now
+        long moved = learnSession();
+        if (moved != 0) {
+          sessionOver(moved, "the client reconnected in a new session (the old one expired)");
+        }
+        if (!isConnected()) {
+          sessionOver(sessions.current(), "ZooKeeper session lost");
+        }
         break;
       default:
         break;
@@ -786,12 +799,29 @@ final class ZooKeeperBackend implements LockBackend {
     try {
       ZooKeeper handle = settings.curator().getZookeeperClient().getZooKeeper();
       if (handle.getState().isConnected()) {
-        return sessions.learn(handle.getSessionId(), handle.getSessionTimeout());
+        return learned(handle.getSessionId(), handle.getSessionTimeout());
       }
     } catch (Exception e) {
       log.debug("could not read the ZooKeeper session: {}", e.toString());
     }
     return 0;
+  }
+
+  /**
+   * The handle is in session {@code id} with the negotiated timeout (also called by tests, as a
+   * reconnection to a server that negotiates another timeout would).
+   *
+   * @return a session that is now over, or 0
+   */
+  long learned(long id, int negotiatedTimeoutMillis) {
+    Sessions.Learned learned = sessions.learn(id, negotiatedTimeoutMillis);
+    if (learned.shorter()) {
+      // every bound of the session came earlier: the loss check armed for the old one may be late, and
+      // the heartbeat must come more often
+      scheduleLossCheck(System.nanoTime());
+      scheduleHeartbeat(0);
+    }
+    return learned.over();
   }
 
   /**
@@ -837,29 +867,59 @@ final class ZooKeeperBackend implements LockBackend {
     }
   }
 
-  /** Proves contact with the session every sixth of its timeout (the client's own pings are invisible). */
+  /**
+   * Proves contact with the session through the leader ({@link Sessions}) every sixth of its negotiated
+   * timeout, and at least every half tick: a {@code sync}, which the server this client is connected to
+   * answers only once the leader has. A read would not do: a follower cut off from its leader answers
+   * reads while the leader expires the session. (The client's own pings are invisible, and local too.)
+   */
   private void heartbeat() {
     if (closed) {
       return;
     }
-    long over = learnSession();
-    if (over != 0) {
-      sessionOver(over, "the client is in a new session (the old one expired)");
-    }
+    heartbeats.incrementAndGet();
     try {
+      long over = learnSession();
+      if (over != 0) {
+        sessionOver(over, "the client is in a new session (the old one expired)");
+      }
       ZooKeeper handle = settings.curator().getZookeeperClient().getZooKeeper();
       long id = handle.getSessionId();
-      if (!handle.getState().isConnected() || id == 0) {
-        return;
+      if (handle.getState().isConnected() && id != 0) {
+        long sent = System.nanoTime();
+        handle.sync("/", (rc, path, ctx) -> {
+          if (rc == Code.OK.intValue()) {
+            sessions.proof(id, sent);
+          }
+        }, null);
       }
-      long sent = System.nanoTime();
-      handle.exists("/", false, (rc, path, ctx, stat) -> {
-        if (rc == Code.OK.intValue()) {
-          sessions.proof(id, sent);
-        }
-      }, null);
     } catch (Exception e) {
       log.debug("heartbeat not sent: {}", e.toString());
+    } finally {
+      synchronized (this) {
+        heartbeat = null;
+      }
+      scheduleHeartbeat(sessions.heartbeatNanos(sessions.current()));
+    }
+  }
+
+  /** Makes sure a heartbeat runs within {@code delayNanos}. */
+  private synchronized void scheduleHeartbeat(long delayNanos) {
+    if (closed) {
+      return;
+    }
+    long at = System.nanoTime() + delayNanos;
+    if (heartbeat != null && !heartbeat.isDone()) {
+      if (heartbeatAt - at <= 0) {
+        return; // one is due earlier anyway
+      }
+      heartbeat.cancel(false);
+    }
+    heartbeatAt = at;
+    try {
+      heartbeat = timer.schedule(this::heartbeat, delayNanos, TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException closedMeanwhile) {
+      heartbeat = null;
     }
   }
 
@@ -869,7 +929,8 @@ final class ZooKeeperBackend implements LockBackend {
     synchronized (h) {
       session = h.session;
     }
-    scheduleLossCheck(sessions.deadline(session));
+    Sessions.Bound bound = sessions.bound(session);
+    scheduleLossCheck(bound.standing() == Sessions.Standing.PROVEN ? bound.until() : System.nanoTime());
   }
 
   private synchronized void scheduleLossCheck(long at) {
@@ -911,13 +972,17 @@ final class ZooKeeperBackend implements LockBackend {
         session = h.session;
       }
       inUse.add(session);
-      long deadline = sessions.deadline(session);
-      if (now - deadline >= 0) {
-        lostAndDeleted(h, sessions.isOver(session) ? "its ZooKeeper session is over"
-            : "no answer from ZooKeeper for the session timeout of " + sessions.timeout(session).toMillis()
-                + " ms less the drift and scheduling allowance: the server may have expired the session");
-      } else if (!any || deadline - next < 0) {
-        next = deadline;
+      Sessions.Bound bound = sessions.bound(session);
+      if (bound.passed(now)) {
+        lostAndDeleted(h, switch (bound.standing()) {
+          case OVER -> "its ZooKeeper session is over";
+          case UNPROVEN -> "nothing proves its ZooKeeper session alive (no request of it was answered through the leader)";
+          case PROVEN -> "no answer through the ZooKeeper leader for the session timeout of "
+              + sessions.timeout(session).toMillis() + " ms less half a tick and the drift and scheduling allowances: the leader may"
+              + " have expired the session";
+        });
+      } else if (!any || bound.until() - next < 0) {
+        next = bound.until();
         any = true;
       }
     }
@@ -987,6 +1052,26 @@ final class ZooKeeperBackend implements LockBackend {
   /** @return creates that went unanswered so far (for tests) */
   long uncertainCreates() {
     return uncertainCreates.get();
+  }
+
+  /** @return heartbeats run so far (for tests) */
+  long heartbeats() {
+    return heartbeats.get();
+  }
+
+  /** For tests: a connection state as Curator reports it. */
+  void connectionState(ConnectionState state) {
+    onConnectionState(settings.curator(), state);
+  }
+
+  /** For tests: when the next loss check is due ({@link System#nanoTime()}), or null if none is armed. */
+  synchronized Long lossCheckDue() {
+    return lossCheck != null && !lossCheck.isDone() ? lossCheckAt : null;
+  }
+
+  /** For tests: runs the loss check now, on the timer thread, and waits for it. */
+  void checkLossNow() throws Exception {
+    timer.submit(this::lossCheck).get(5, TimeUnit.SECONDS);
   }
 
   /** @return watch notifications that reached a waiting hold so far (for tests and the bench) */

@@ -64,11 +64,11 @@ import org.slf4j.LoggerFactory;
  * its nodes until its session expires ({@link Builder#sessionTimeout(Duration)}). The lease the core asks
  * for is kept by this client: a fixed lease's node is deleted when the lease runs out, a watched lease is
  * renewed by checking that its node is still there. When this client can no longer prove that its
- * session lives (no answer from the ensemble), every lease of it is lost no later than the earliest moment
- * the server could have expired the session: the send time of the last answered request, plus the
- * negotiated session timeout, less the clock-drift and scheduling allowances of {@link
- * ClientOptions#validityMarginFor(Duration)};
- * see {@code docs/zookeeper.md}.
+ * session lives (no answer through the leader), every lease of it is lost no later than the earliest
+ * moment the leader could have expired the session: the send time of the last request answered through
+ * the leader (a {@code sync} heartbeat, a create), plus the negotiated session timeout, less half the
+ * servers' tick ({@link Builder#serverTickTime(Duration)}) and the clock-drift and scheduling allowances
+ * of {@link ClientOptions#validityMarginFor(Duration)}; see {@code docs/zookeeper.md}.
  *
  * <p><b>Failure.</b> Every operation has the connection timeout as its deadline. An ensemble that cannot
  * be reached fails acquisition with {@link io.locksmith.BackendUnavailableException} (waiting
@@ -197,6 +197,7 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
     private Duration sessionTimeout = DEFAULT_SESSION_TIMEOUT;
     private Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
     private Duration waiterRecheck = DEFAULT_WAITER_RECHECK;
+    private Duration serverTickTime;
     private RetryPolicy retryPolicy;
     private String digest;
     private List<ACL> nodeAcl;
@@ -345,6 +346,22 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
     }
 
     /**
+     * The ensemble's {@code tickTime}, for the loss bound: a client connected to a follower is reported to
+     * the leader every half tick, so the leader may have last heard of the session up to half a tick
+     * before this client's last proof, and the client declares its leases lost that much earlier (see
+     * {@code docs/zookeeper.md}, "Leases and loss"). Not declared, the client assumes the largest tick
+     * that ZooKeeper's default minimum session timeout (two ticks) allows for the negotiated timeout:
+     * half of it. Declaring a tick larger than the real one is safe; a smaller one is not.
+     *
+     * @param tick the servers' tick; 1 ms to 1 min
+     * @return this builder
+     */
+    public Builder serverTickTime(Duration tick) {
+      this.serverTickTime = tick;
+      return this;
+    }
+
+    /**
      * @param options namespace, name limits, default lease policy, clock-drift allowance, client name
      * @return this builder
      */
@@ -382,6 +399,9 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
             + "it the holder does not count on: clock-drift allowance " + options.driftFor(sessionTimeout)
             + " + schedulingAllowance " + options.schedulingAllowance() + " (ClientOptions)");
       }
+      if (serverTickTime != null) {
+        within("serverTickTime", serverTickTime, Duration.ofMillis(1), Duration.ofMinutes(1));
+      }
       if (curator != null && (uri != null || digest != null || retryPolicy != null || tls != null
           || saslLoginContext != null)) {
         throw new IllegalArgumentException("give either a CuratorFramework or a URI (with its retry policy,"
@@ -411,7 +431,8 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
           curator.start();
         }
         settings = new ZooKeeperBackend.Settings(curator, false, "", Duration.ofMillis(sessionTimeoutOf(curator)),
-            connectionTimeout, waiterRecheck, options::validityMarginFor, "the application's CuratorFramework", nodeAcl);
+            connectionTimeout, waiterRecheck, options::validityMarginFor, "the application's CuratorFramework", nodeAcl,
+            serverTickTime);
       } else {
         String auth = digest;
         if (parsed.user() != null) {
@@ -450,7 +471,7 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
           b.zkClientConfig(config);
         }
         settings = new ZooKeeperBackend.Settings(b.build(), true, parsed.chroot(), sessionTimeout, connectionTimeout,
-            waiterRecheck, options::validityMarginFor, parsed.description(), nodeAcl);
+            waiterRecheck, options::validityMarginFor, parsed.description(), nodeAcl, serverTickTime);
       }
       ZooKeeperBackend backend = new ZooKeeperBackend(settings);
       DefaultLockClient delegate = new DefaultLockClient(backend, options);
@@ -461,9 +482,15 @@ public final class ZooKeeperLockClient extends ForwardingLockClient {
       return client;
     }
 
+    /**
+     * The framework's session timeout if its handle knows it; until the handle connects it reports 0,
+     * and the default stands in (the backend reads the negotiated timeout once connected and works with
+     * that one only).
+     */
     private static long sessionTimeoutOf(CuratorFramework curator) {
       try {
-        return curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        int negotiated = curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        return negotiated > 0 ? negotiated : DEFAULT_SESSION_TIMEOUT.toMillis();
       } catch (Exception e) {
         return DEFAULT_SESSION_TIMEOUT.toMillis();
       }

@@ -27,6 +27,8 @@ class ZooKeeperSessionTest {
   /** How late the holder's loss-check timer may run on a loaded machine. */
   private static final Duration LOSS_CHECK_LATENESS = Duration.ofMillis(700);
   private static final LockOptions LONG = LockOptions.watched(Duration.ofSeconds(30));
+  /** The partition test's server tick: a session of 2 s is 20 ticks, the most it accepts. */
+  private static final Duration PARTITION_TICK = Duration.ofMillis(100);
 
   @RegisterExtension
   static final ZooKeeperExtension<ZooKeeperTestServer> ZK = ZooKeeperExtension.sharedServer();
@@ -43,9 +45,17 @@ class ZooKeeperSessionTest {
   @Test
   void aPartitionedHolderLosesItsLeaseBeforeAnotherClientIsGranted() throws Exception {
     String name = "partition-" + System.nanoTime();
-    try (TcpProxy proxy = TcpProxy.start(ZK.get().host(), ZK.get().port());
-        ZooKeeperLockClient holder = through(proxy, SESSION);
-        ZooKeeperLockClient other = ZooKeeperLockClient.create(ZK.get().uri())) {
+    // Its own server with a 100 ms tick (issue 23, item 21): the server expires the session at the first
+    // tick at or after its last packet + 2 s, so the other client is granted at most 100 ms (+ the expiry
+    // thread's and the grant's latency) after last packet + 2 s. With the shared server's 1 s tick that
+    // rounding slack was up to a second, and a holder declaring its loss up to a second too late still
+    // passed the margin check below; now a bound later than last proof + 2 s + about 100 ms fails it.
+    try (ZooKeeperTestServer server = ZooKeeperTestServer.builder().tickTime(PARTITION_TICK).start();
+        TcpProxy proxy = TcpProxy.start(server.host(), server.port());
+        // connecting to a server that just started, on a loaded machine, may take more than 500 ms
+        ZooKeeperLockClient holder = ZooKeeperLockClient.builder().uri("zookeeper://" + proxy.host() + ":" + proxy.port())
+            .sessionTimeout(SESSION).connectionTimeout(Duration.ofSeconds(2)).build();
+        ZooKeeperLockClient other = ZooKeeperLockClient.create(server.uri())) {
       LeaseEventLog log = new LeaseEventLog();
       holder.backend.observe(log);
       Lease lease = holder.lock(name, LONG).acquire();
@@ -79,8 +89,10 @@ class ZooKeeperSessionTest {
       assertThat(leaseMargin).as("the lease was LOST, its onLost run, before the other client was granted")
           .isPositive();
       assertThat(lease.state()).isEqualTo(LeaseState.LOST);
-      assertThat(states).as("UNCERTAIN when the connection was suspended, then LOST").startsWith(LeaseState.UNCERTAIN)
-          .endsWith(LeaseState.LOST);
+      // The bound (last proof + 2 s − 500 ms follower allowance − 22 ms drift, the tick not declared) comes
+      // about when the connection is suspended (2/3 of the session without an answer): UNCERTAIN may come
+      // first or not at all; LOST is the end either way.
+      assertThat(states).as("LOST in the end").endsWith(LeaseState.LOST);
       assertThat(margin).as("lost %d ms before the other client was granted (cut off %d ms before that)",
           TimeUnit.NANOSECONDS.toMillis(margin), TimeUnit.NANOSECONDS.toMillis(granted - cut)).isPositive();
       // The loss check is a timer task due at that deadline; a descheduled timer thread runs it a little
@@ -90,7 +102,7 @@ class ZooKeeperSessionTest {
       assertThat(lost.nanos() - cut).as("declared within the session timeout of the cut (plus %d ms of timer"
           + " scheduling)", LOSS_CHECK_LATENESS.toMillis())
           .isLessThanOrEqualTo(SESSION.plus(LOSS_CHECK_LATENESS).toNanos());
-      assertThat(log.kinds()).as("uncertain first (suspended), then lost").startsWith("uncertain");
+      assertThat(log.kinds()).as("lost, and nothing restored after it").contains("lost").doesNotContain("restored");
       proxy.heal();
       proxy.resetAll();
       assertThat(lease.release()).as("the release reports the loss").isFalse();

@@ -8,6 +8,9 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import io.locksmith.testkit.TcpProxy;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
 
@@ -27,6 +30,11 @@ import org.apache.curator.test.TestingCluster;
  * }
  * }</pre>
  *
+ * <p>An ensemble started with {@link #startPartitionable(int, Duration)} routes each member's quorum
+ * connections to each other member through a {@link TcpProxy} of its own (every member is given its own
+ * view of its peers' quorum addresses), so that one member can be cut off from the leader while its
+ * client port and its election links stay up: {@link #isolateFromLeader(int)}, {@link #healQuorumLinks()}.
+ *
  * <p>Thread-safety: queries may be called from any thread; kills and restarts must not race each other.
  */
 public final class ZooKeeperEnsemble implements ZooKeeperTarget {
@@ -37,9 +45,12 @@ public final class ZooKeeperEnsemble implements ZooKeeperTarget {
   private final TestingCluster cluster;
   private final List<InstanceSpec> members;
   private final boolean[] running;
+  /** {@code quorumLinks[i][j]}: member i's link to member j's quorum port; null if not partitionable. */
+  private final TcpProxy[][] quorumLinks;
 
-  private ZooKeeperEnsemble(TestingCluster cluster, List<InstanceSpec> members) {
+  private ZooKeeperEnsemble(TestingCluster cluster, List<InstanceSpec> members, TcpProxy[][] quorumLinks) {
     this.cluster = cluster;
+    this.quorumLinks = quorumLinks;
     this.members = Collections.unmodifiableList(members);
     this.running = new boolean[members.size()]; // guarded by itself
     java.util.Arrays.fill(running, true);
@@ -70,8 +81,57 @@ public final class ZooKeeperEnsemble implements ZooKeeperTarget {
     for (int id = 1; id <= size; id++) {
       specs.add(Specs.spec(tickTime, id));
     }
-    TestingCluster cluster = new TestingCluster(specs);
-    ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(cluster, specs);
+    return started(new TestingCluster(specs), specs, null);
+  }
+
+  /**
+   * As {@link #start(int, Duration)}, with every member's quorum connection to every other member
+   * through a proxy, so that {@link #isolateFromLeader(int)} can cut one member off from the leader. (A
+   * follower connects to the leader's quorum port; member i is told that member j's quorum port is the
+   * port of the proxy {@code i → j}; election ports are not proxied.)
+   *
+   * @param size the number of members, 3 to 7
+   * @param tickTime the members' tick, 10 ms to 10 s
+   * @return the serving ensemble
+   * @throws IllegalArgumentException if an argument is out of range
+   * @throws IllegalStateException if no quorum serves within {@link #QUORUM_TIMEOUT}
+   */
+  public static ZooKeeperEnsemble startPartitionable(int size, Duration tickTime) {
+    if (size < 3 || size > 7) {
+      throw new IllegalArgumentException("an ensemble has 3 to 7 members here, was " + size);
+    }
+    List<InstanceSpec> specs = new ArrayList<>();
+    for (int id = 1; id <= size; id++) {
+      specs.add(Specs.spec(tickTime, id));
+    }
+    TcpProxy[][] links = new TcpProxy[size][size];
+    Map<InstanceSpec, java.util.Collection<InstanceSpec>> views = new LinkedHashMap<>();
+    try {
+      for (int i = 0; i < size; i++) {
+        List<InstanceSpec> view = new ArrayList<>();
+        for (int j = 0; j < size; j++) {
+          if (i == j) {
+            view.add(specs.get(i));
+            continue;
+          }
+          InstanceSpec peer = specs.get(j);
+          links[i][j] = TcpProxy.start(Specs.HOST, peer.getQuorumPort());
+          // same member (id, client and election port: equal by client port), reached through the proxy
+          view.add(new InstanceSpec(peer.getDataDirectory(), peer.getPort(), peer.getElectionPort(),
+              links[i][j].port(), false, peer.getServerId(), peer.getTickTime(), peer.getMaxClientCnxns(),
+              peer.getCustomProperties(), peer.getHostname()));
+        }
+        views.put(specs.get(i), view);
+      }
+    } catch (RuntimeException e) {
+      closeLinks(links);
+      throw e;
+    }
+    return started(new TestingCluster(views), specs, links);
+  }
+
+  private static ZooKeeperEnsemble started(TestingCluster cluster, List<InstanceSpec> specs, TcpProxy[][] links) {
+    ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(cluster, specs, links);
     try {
       cluster.start();
       ensemble.awaitQuorum(QUORUM_TIMEOUT);
@@ -266,6 +326,71 @@ public final class ZooKeeperEnsemble implements ZooKeeperTarget {
     Specs.deleteConfigurationFiles(members.stream().map(InstanceSpec::getPort).toList());
   }
 
+  /**
+   * Cuts member {@code member}'s quorum link to the current leader (every byte dropped both ways, the
+   * connection left open), so that it keeps serving its clients, reads included, until it notices the
+   * silence ({@code syncLimit} = 5 ticks), while the leader and the other followers go on without it.
+   * Its client port and its election links stay up; when it looks for a leader again it finds the same
+   * one, which it cannot reach, until {@link #healQuorumLinks()}.
+   *
+   * @param member a member index, not the leader
+   * @return the leader's index
+   * @throws IllegalStateException if the ensemble was not started with {@link #startPartitionable}, there
+   *     is no leader, or {@code member} leads
+   */
+  public int isolateFromLeader(int member) {
+    if (quorumLinks == null) {
+      throw new IllegalStateException("isolateFromLeader needs an ensemble from startPartitionable");
+    }
+    int leader = leader();
+    if (leader < 0) {
+      throw new IllegalStateException("no member leads");
+    }
+    if (leader == member) {
+      throw new IllegalStateException("member " + member + " is the leader");
+    }
+    quorumLinks[member][leader].blackhole();
+    return leader;
+  }
+
+  /**
+   * Heals every quorum link and resets its connections (bytes were dropped: those streams are corrupt),
+   * so that an isolated member connects to the leader again and catches up.
+   *
+   * @throws IllegalStateException if the ensemble was not started with {@link #startPartitionable}
+   */
+  public void healQuorumLinks() {
+    if (quorumLinks == null) {
+      throw new IllegalStateException("healQuorumLinks needs an ensemble from startPartitionable");
+    }
+    for (TcpProxy[] row : quorumLinks) {
+      for (TcpProxy link : row) {
+        if (link != null && link.isBlackholed()) {
+          link.heal();
+          link.resetAll();
+        }
+      }
+    }
+  }
+
+  /** @return whether members can be cut off from the leader ({@link #startPartitionable}) */
+  public boolean isPartitionable() {
+    return quorumLinks != null;
+  }
+
+  private static void closeLinks(TcpProxy[][] links) {
+    if (links == null) {
+      return;
+    }
+    for (TcpProxy[] row : links) {
+      for (TcpProxy link : row) {
+        if (link != null) {
+          link.close();
+        }
+      }
+    }
+  }
+
   @Override
   public void close() {
     try {
@@ -273,6 +398,7 @@ public final class ZooKeeperEnsemble implements ZooKeeperTarget {
     } catch (IOException | RuntimeException e) {
       // best effort: the data directories are temporary
     }
+    closeLinks(quorumLinks);
     synchronized (running) {
       java.util.Arrays.fill(running, false);
     }

@@ -1,0 +1,42 @@
+package io.locksmith.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A short run under {@code partition-follower} (issue 23, item 13; the campaign of 20 runs is {@code
+ * locksmith check}'s): the holder's ZooKeeper member is cut off from the leader while the holder's client
+ * stays connected to it; the holder's lease reports itself lost before another client is granted its
+ * lock. Leases (and sessions) of 1 s: the member answers reads for syncLimit × tick = 1 s after the cut,
+ * so a holder that took those reads as proof of its session was told about a second late.
+ */
+class ZooKeeperPartitionFollowerSmokeTest {
+  private final PrintStream log = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void aHolderWhoseMemberIsCutFromTheLeaderIsToldBeforeAnotherClientIsGranted() throws Exception {
+    CheckReport r = SafetyCheck.run(CheckSettings.builder(CheckBackend.ZOOKEEPER_ENSEMBLE, Fault.PARTITION_FOLLOWER)
+        .duration(Duration.ofSeconds(10)).lease(Duration.ofSeconds(1), true).build(), log);
+    String json = r.toJson();
+    // Not the verdict: in 7 of 20 campaign runs the unfenced worker overlapped outside the fault windows,
+    // after a hold granted within 2 s of a heal was reported lost a few ms after its grant (reported before
+    // the next grant all the same); see docs/safety.md. What the fix promises is checked below.
+    assertThat(r.faultsInjected()).as(json).isPositive();
+    assertThat(r.tokenRegressions()).as(json).isZero();
+    Checkers.LossSignals loss = r.lossSignals();
+    assertThat(loss.grantsAfterUnreleasedHold()).as("another client got the cut-off holder's lock: %s", json)
+        .isPositive();
+    assertThat(loss.lostAfter()).as("no holder told after the next grant: %s", json).isZero();
+    assertThat(loss.lostBefore()).as("each time after the holder's onLost: %s", json)
+        .isEqualTo(loss.grantsAfterUnreleasedHold());
+    assertThat(loss.minMarginNanos()).as(json).isPositive();
+  }
+}
