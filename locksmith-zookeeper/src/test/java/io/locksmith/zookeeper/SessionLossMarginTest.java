@@ -14,21 +14,22 @@ import org.junit.jupiter.api.Test;
  */
 class SessionLossMarginTest {
   private static final Duration SESSION = Duration.ofSeconds(15);
+  private static final Duration TICK = Duration.ofMillis(200);
 
   @Test
-  void theLossDeadlineIsLastProofPlusTimeoutLessDriftLessAllowance() {
+  void theLossDeadlineIsLastProofPlusTimeoutLessHalfATickLessDriftLessAllowance() {
     ClientOptions options = ClientOptions.builder().schedulingAllowance(Duration.ofMillis(40)).build();
-    Sessions sessions = new Sessions(SESSION, options::validityMarginFor);
+    Sessions sessions = new Sessions(SESSION, options::validityMarginFor, TICK);
     sessions.learn(7, (int) SESSION.toMillis());
     long proof = 1_000_000_000L;
     sessions.proof(7, proof);
-    // 15 s × 1 % + 2 ms = 152 ms of drift, 40 ms of scheduling allowance
-    assertThat(sessions.deadline(7)).isEqualTo(proof + SESSION.toNanos() - Duration.ofMillis(192).toNanos());
-    Sessions byDefault = new Sessions(SESSION, ClientOptions.defaults()::validityMarginFor);
+    // half of the 200 ms tick, 15 s × 1 % + 2 ms = 152 ms of drift, 40 ms of scheduling allowance
+    assertThat(sessions.bound(7).until()).isEqualTo(proof + SESSION.toNanos() - Duration.ofMillis(292).toNanos());
+    Sessions byDefault = new Sessions(SESSION, ClientOptions.defaults()::validityMarginFor, TICK);
     byDefault.learn(7, (int) SESSION.toMillis());
     byDefault.proof(7, proof);
-    assertThat(byDefault.deadline(7)).as("default: 152 ms + 50 ms")
-        .isEqualTo(proof + SESSION.toNanos() - Duration.ofMillis(202).toNanos());
+    assertThat(byDefault.bound(7).until()).as("default: 100 ms + 152 ms + 50 ms")
+        .isEqualTo(proof + SESSION.toNanos() - Duration.ofMillis(302).toNanos());
   }
 
   @Test
