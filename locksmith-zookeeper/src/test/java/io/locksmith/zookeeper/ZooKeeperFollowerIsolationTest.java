@@ -31,7 +31,9 @@ class ZooKeeperFollowerIsolationTest {
       int follower = leader == 0 ? 1 : 0;
       try (ZooKeeperLockClient holder = ZooKeeperLockClient.builder()
               .uri("zookeeper://" + ensemble.host() + ":" + ensemble.port(follower)).sessionTimeout(SESSION)
-              .connectionTimeout(Duration.ofMillis(800)).build();
+              // a follower of a freshly started ensemble may take a while to serve on a loaded host; the
+              // connection timeout bounds only the build and each operation, not the loss bound under test
+              .connectionTimeout(Duration.ofSeconds(5)).build();
           ZooKeeperLockClient other = ZooKeeperLockClient.builder()
               .uri("zookeeper://" + ensemble.host() + ":" + ensemble.port(leader)).sessionTimeout(SESSION).build()) {
         LeaseEventLog log = new LeaseEventLog();
