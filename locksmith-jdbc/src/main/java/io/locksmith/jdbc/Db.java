@@ -12,6 +12,7 @@ import java.sql.SQLTimeoutException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -62,6 +63,7 @@ final class Db {
   private final ScheduledExecutorService timer;
   private final Executor networkTimeoutExecutor = Runnable::run;
   private volatile boolean networkTimeoutUnsupported;
+  private final AtomicInteger busy = new AtomicInteger();
 
   Db(DataSource dataSource, Duration commandTimeout, int maxConcurrency, String clientId) {
     this.dataSource = dataSource;
@@ -106,10 +108,48 @@ final class Db {
    *     timed out; may be null
    */
   <T> CompletableFuture<T> call(String what, Work<T> work, Consumer<T> onLate) {
-    return call(what, work, null, onLate);
+    return call(what, work, null, null, late(onLate));
   }
 
-  private <T> CompletableFuture<T> call(String what, Work<T> work, BareWork<T> bare, Consumer<T> onLate) {
+  /**
+   * How a call's work ended, told once the worker is done with it (in time or not): the value, or null
+   * if the work failed or never ran, and whether the caller received that value (false: the call had
+   * already completed, by its timeout).
+   */
+  @FunctionalInterface
+  interface Settled<T> {
+    void settled(T value, boolean answered);
+  }
+
+  private static <T> Settled<T> late(Consumer<T> onLate) {
+    return onLate == null ? null : (value, answered) -> {
+      if (value != null && !answered) {
+        onLate.accept(value);
+      }
+    };
+  }
+
+  /**
+   * Like {@link #call(String, Work, Consumer)}, but the work is handed to a worker only once {@code gate}
+   * has completed (in whatever way), still within the call's one command timeout counted from now, and
+   * {@code settled} hears how the work ended once the worker is done with it.
+   */
+  <T> CompletableFuture<T> call(String what, Work<T> work, CompletionStage<?> gate, Settled<T> settled) {
+    return call(what, work, null, gate, settled);
+  }
+
+  /** {@link #callBare(String, BareWork, Consumer)} behind a gate, with the settle hook (see above). */
+  <T> CompletableFuture<T> callBare(String what, BareWork<T> work, CompletionStage<?> gate, Settled<T> settled) {
+    return call(what, null, work, gate, settled);
+  }
+
+  /** Calls submitted and not yet settled (queued, gated or running): for tests that wait for quiet. */
+  int busyCalls() {
+    return busy.get();
+  }
+
+  private <T> CompletableFuture<T> call(String what, Work<T> work, BareWork<T> bare, CompletionStage<?> gate,
+      Settled<T> settled) {
     CompletableFuture<T> result = new CompletableFuture<>();
     long deadline = System.nanoTime() + timeoutNanos;
     java.util.concurrent.atomic.AtomicReference<SQLException> conflict = new java.util.concurrent.atomic.AtomicReference<>();
@@ -124,35 +164,59 @@ final class Db {
     } catch (RejectedExecutionException closed) {
       return CompletableFuture.failedFuture(new IllegalStateException("the JDBC lock backend is closed"));
     }
-    try {
-      workers.execute(() -> {
+    busy.incrementAndGet();
+    Runnable task = () -> {
+      T value = null;
+      boolean answered = false;
+      try {
         if (result.isDone()) {
-          return; // timed out in the queue: nothing was sent
+          return; // timed out in the queue or at the gate: nothing was sent
         }
+        if (bare != null) {
+          try {
+            value = bare.run();
+          } catch (SQLException e) {
+            Kind kind = classify(e);
+            throw translate(what, e, kind == Kind.RETRY ? Kind.UNAVAILABLE : kind);
+          }
+        } else {
+          value = runWithRetries(what, work, deadline, result, conflict);
+        }
+        answered = result.complete(value);
+      } catch (Throwable e) {
+        result.completeExceptionally(e);
+      } finally {
+        expiry.cancel(false);
         try {
-          T value;
-          if (bare != null) {
-            try {
-              value = bare.run();
-            } catch (SQLException e) {
-              Kind kind = classify(e);
-              throw translate(what, e, kind == Kind.RETRY ? Kind.UNAVAILABLE : kind);
-            }
-          } else {
-            value = runWithRetries(what, work, deadline, result, conflict);
+          if (settled != null) {
+            settled.settled(value, answered);
           }
-          if (!result.complete(value) && onLate != null) {
-            onLate.accept(value);
-          }
-        } catch (Throwable e) {
-          result.completeExceptionally(e);
+        } catch (RuntimeException e) {
+          log.warn("{}: handling its outcome failed", what, e);
         } finally {
-          expiry.cancel(false);
+          busy.decrementAndGet();
         }
-      });
-    } catch (RejectedExecutionException closed) {
-      expiry.cancel(false);
-      result.completeExceptionally(new IllegalStateException("the JDBC lock backend is closed"));
+      }
+    };
+    Runnable submit = () -> {
+      try {
+        workers.execute(task);
+      } catch (RejectedExecutionException closed) {
+        expiry.cancel(false);
+        result.completeExceptionally(new IllegalStateException("the JDBC lock backend is closed"));
+        try {
+          if (settled != null) {
+            settled.settled(null, false);
+          }
+        } finally {
+          busy.decrementAndGet();
+        }
+      }
+    };
+    if (gate == null || gate.toCompletableFuture().isDone()) {
+      submit.run();
+    } else {
+      gate.whenComplete((v, f) -> submit.run());
     }
     return result;
   }
@@ -283,7 +347,7 @@ final class Db {
    * {@link #call} but without borrowing a connection for it and without retries.
    */
   <T> CompletableFuture<T> callBare(String what, BareWork<T> work, Consumer<T> onLate) {
-    return call(what, null, work, onLate);
+    return call(what, null, work, null, late(onLate));
   }
 
   enum Kind { UNAVAILABLE, RETRY, OTHER }

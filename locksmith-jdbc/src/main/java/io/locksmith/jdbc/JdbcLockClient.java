@@ -97,6 +97,7 @@ public final class JdbcLockClient extends ForwardingLockClient {
   private final Db db;
   /** The lease backend, or null in the pinned-connection modes. */
   private final JdbcBackend backend;
+  private final io.locksmith.spi.LockBackend lockBackend;
   private final ScheduledFuture<?> purge;
 
   private JdbcLockClient(io.locksmith.spi.LockBackend lockBackend, Db db, JdbcBackend.Settings settings,
@@ -106,6 +107,7 @@ public final class JdbcLockClient extends ForwardingLockClient {
     this.settings = settings;
     this.mode = mode;
     this.backend = lockBackend instanceof JdbcBackend lease ? lease : null;
+    this.lockBackend = lockBackend;
     this.purge = purgeEvery == null || backend == null ? null
         : backend.db.timer().scheduleWithFixedDelay(() -> {
       try {
@@ -146,6 +148,16 @@ public final class JdbcLockClient extends ForwardingLockClient {
   /** For tests in this package. */
   JdbcBackend backend() {
     return backend;
+  }
+
+  /** For tests in this package: the backend of any mode. */
+  io.locksmith.spi.LockBackend lockBackend() {
+    return lockBackend;
+  }
+
+  /** For tests in this package: the calls in flight. */
+  Db db() {
+    return db;
   }
 
   /** @return the dialect in use (given or detected) */

@@ -55,6 +55,7 @@ final class PinnedBackend implements LockBackend {
   private final Db db;
   private final Capabilities capabilities;
   private final ConcurrentHashMap<String, Held> held = new ConcurrentHashMap<>();
+  private final LateGrants lateGrants = new LateGrants();
   private String namespace;
   private LocalWaiters local;
   private io.locksmith.spi.BackendEvents events = io.locksmith.spi.BackendEvents.NONE;
@@ -149,26 +150,60 @@ final class PinnedBackend implements LockBackend {
   @Override
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis, AcquireMode mode,
       String waiterId) {
-    Held mine = held.get(key(name, owner));
-    if (mine != null) {
-      synchronized (mine) {
-        if (mine.ended) {
-          return CompletableFuture.completedFuture(
-              mode == AcquireMode.REENTER ? AcquireReply.lostHold() : AcquireReply.busy(1));
-        }
-        mine.holds = mode == AcquireMode.REENTER ? mine.holds + 1 : 1;
-        arm(mine, leaseMillis);
-        return CompletableFuture.completedFuture(AcquireReply.granted(mine.token, mine.holds));
-      }
-    }
     if (mode == AcquireMode.REENTER) {
-      return CompletableFuture.completedFuture(AcquireReply.lostHold());
+      AcquireReply here = heldHere(name, owner, leaseMillis, true);
+      return CompletableFuture.completedFuture(here != null ? here : AcquireReply.lostHold());
     }
-    return db.callBare("lock '" + name + "'", () -> tryLock(name, owner, leaseMillis, waiterId), late -> {
-      if (late.granted()) {
-        release(name, owner, true);
+    // An attempt waits for a give-back of its owner in progress (LateGrants): until that is over, a held
+    // lock found here may be the one being given back.
+    LateGrants.Attempt attempt = lateGrants.begin(LateGrants.key(KIND, name, owner));
+    if (attempt.gate().toCompletableFuture().isDone()) {
+      AcquireReply here = heldHere(name, owner, leaseMillis, false);
+      if (here != null) {
+        lateGrants.settled(attempt, here.granted(), true, () -> giveBack(name, owner));
+        return CompletableFuture.completedFuture(here);
       }
-    });
+    }
+    return db.callBare("lock '" + name + "'", () -> {
+      AcquireReply here = heldHere(name, owner, leaseMillis, false);
+      return here != null ? here : tryLock(name, owner, leaseMillis, waiterId);
+    }, attempt.gate(), (reply, answered) -> lateGrants.settled(attempt, reply != null && reply.granted(), answered,
+        () -> giveBack(name, owner)));
+  }
+
+  /**
+   * The owner's lock if this client holds it: one more hold ({@code reenter}), or, for a new attempt of
+   * the owner whose earlier attempt's grant it is, that hold as one hold; null if not held here.
+   */
+  private AcquireReply heldHere(String name, String owner, long leaseMillis, boolean reenter) {
+    Held mine = held.get(key(name, owner));
+    if (mine == null) {
+      return null;
+    }
+    synchronized (mine) {
+      if (mine.ended) {
+        return reenter ? AcquireReply.lostHold() : AcquireReply.busy(1);
+      }
+      mine.holds = reenter ? mine.holds + 1 : 1;
+      arm(mine, leaseMillis);
+      return AcquireReply.granted(mine.token, mine.holds);
+    }
+  }
+
+  /**
+   * Gives back a lock whose grant came after its call timed out, when {@link LateGrants} found that no
+   * later attempt of the owner holds it.
+   *
+   * @return completes once the give-back's work is over
+   */
+  private CompletionStage<?> giveBack(String name, String owner) {
+    Held h = held.get(key(name, owner));
+    if (h == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> over = new CompletableFuture<>();
+    db.callBare("give back '" + name + "'", () -> finish(h, true) ? 0 : -1, null, (v, answered) -> over.complete(null));
+    return over;
   }
 
   /** Borrows a connection of its own (not the worker's) and tries the lock on it without waiting. */
@@ -387,7 +422,9 @@ final class PinnedBackend implements LockBackend {
         return CompletableFuture.completedFuture(h.holds);
       }
     }
-    return db.callBare("unlock '" + name + "'", () -> finish(h, true) ? 0 : -1, null);
+    CompletableFuture<Void> over = lateGrants.releasing(LateGrants.key(KIND, name, owner));
+    return db.callBare("unlock '" + name + "'", () -> finish(h, true) ? 0 : -1, null,
+        (v, answered) -> over.complete(null));
   }
 
   @Override
