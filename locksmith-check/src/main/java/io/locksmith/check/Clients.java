@@ -17,6 +17,8 @@ import java.util.Arrays;
 final class Clients {
   static final String REDLOCK = "redlock:";
   static final String ZOOKEEPER = "zk-session:";
+  /** The command timeout of the JDBC clients in the child JVMs. */
+  static final Duration JDBC_COMMAND_TIMEOUT = Duration.ofSeconds(1);
 
   private Clients() {}
 
@@ -43,7 +45,7 @@ final class Clients {
   static LockClient create(String spec) {
     if (spec.startsWith("jdbc:")) {
       return io.locksmith.jdbc.JdbcLockClient.builder().dataSource(dataSource(spec, 8))
-          .commandTimeout(Duration.ofSeconds(1)).build();
+          .commandTimeout(JDBC_COMMAND_TIMEOUT).build();
     }
     if (spec.startsWith(ZOOKEEPER)) {
       String rest = spec.substring(ZOOKEEPER.length());
