@@ -232,7 +232,7 @@ final class Db {
         if (abandoned != null && abandoned.isDone()) {
           throw new BackendUnavailableException("abandoned: " + what); // timed out while borrowing
         }
-        prepare(c, deadline);
+        int networkTimeoutBefore = prepare(c, deadline);
         try {
           return work.run(c);
         } finally {
@@ -244,6 +244,7 @@ final class Db {
             }
             c.setAutoCommit(true);
           }
+          restoreNetworkTimeout(c, networkTimeoutBefore);
         }
       } catch (SQLException e) {
         Kind kind = classify(e);
@@ -307,18 +308,49 @@ final class Db {
     }).thenCompose(f -> f);
   }
 
-  private void prepare(Connection c, long deadline) throws SQLException {
+  /** @return the connection's network timeout before this call set its own, or -1 if none was set */
+  private int prepare(Connection c, long deadline) throws SQLException {
     if (!c.getAutoCommit()) {
       c.setAutoCommit(true);
     }
     if (!networkTimeoutUnsupported) {
       try {
+        int before = c.getNetworkTimeout();
         int ms = (int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
-        c.setNetworkTimeout(networkTimeoutExecutor, ms);
+        if (before != ms) {
+          c.setNetworkTimeout(networkTimeoutExecutor, ms);
+          return before;
+        }
       } catch (SQLFeatureNotSupportedException | UnsupportedOperationException | AbstractMethodError e) {
         networkTimeoutUnsupported = true;
       }
     }
+    return -1;
+  }
+
+  /**
+   * Gives the connection back with the network timeout it was borrowed with: the connection is the
+   * application's, and not every pool resets it (HikariCP does; others hand it to the next borrower
+   * as it is, which would then see its reads cut off after our command timeout).
+   */
+  void restoreNetworkTimeout(Connection c, int before) {
+    if (before < 0) {
+      return;
+    }
+    try {
+      c.setNetworkTimeout(networkTimeoutExecutor, before);
+    } catch (SQLException | RuntimeException | AbstractMethodError e) {
+      log.debug("could not restore the network timeout of a borrowed connection: {}", e.toString());
+    }
+  }
+
+  /**
+   * Sets the call's network timeout on a connection that outlives the call (a pinned lock's).
+   *
+   * @return the timeout to give back with {@link #restoreNetworkTimeout}, or -1
+   */
+  int pinNetworkTimeout(Connection c) throws SQLException {
+    return prepare(c, 0);
   }
 
   /** Prepares a statement with the query timeout set. */

@@ -612,7 +612,8 @@ final class JdbcBackend implements LockBackend {
   }
 
   /**
-   * Deletes rows whose last lease ended more than {@code grace} ago, expired permits and dead waiters'
+   * Deletes rows whose last lease ended more than {@code grace} ago, expired permits, the meta rows of
+   * semaphores without permits (unless their count was set by {@code setPermits}) and dead waiters'
    * registrations of this client's namespace. Hygiene only: expired rows are taken over anyway.
    */
   CompletableFuture<Integer> purgeExpired(Duration grace) {
@@ -626,6 +627,10 @@ final class JdbcBackend implements LockBackend {
       try (PreparedStatement ps = db.prepare(c, sql.purgePermits)) {
         ps.setString(1, namespace);
         ps.setLong(2, 0);
+        n += ps.executeUpdate();
+      }
+      try (PreparedStatement ps = db.prepare(c, sql.purgeSemaphores)) {
+        ps.setString(1, namespace);
         n += ps.executeUpdate();
       }
       if (notifies()) {

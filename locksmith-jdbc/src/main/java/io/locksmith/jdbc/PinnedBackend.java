@@ -70,12 +70,15 @@ final class PinnedBackend implements LockBackend {
     final Connection connection;
     final long token;
     final long advisoryKey;
+    /** The connection's network timeout when borrowed, given back with it; -1: not changed. */
+    final int networkTimeoutBefore;
     int holds = 1;
     boolean ended;
     ScheduledFuture<?> deadline;
     long deadlineNanos;
 
-    Held(String name, String owner, Connection connection, long token, long advisoryKey) {
+    Held(String name, String owner, Connection connection, long token, long advisoryKey, int networkTimeoutBefore) {
+      this.networkTimeoutBefore = networkTimeoutBefore;
       this.name = name;
       this.owner = owner;
       this.connection = connection;
@@ -211,8 +214,9 @@ final class PinnedBackend implements LockBackend {
     DataSource ds = settings.dataSource();
     Connection c = ds.getConnection();
     boolean keep = false;
+    int networkTimeoutBefore = -1;
     try {
-      c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, settings.commandTimeout().toMillis()));
+      networkTimeoutBefore = db.pinNetworkTimeout(c);
       long advisoryKey = advisoryKey(name);
       boolean locked = mode == JdbcLockMode.ROW_LOCK ? lockRow(c, name) : lockAdvisory(c, advisoryKey);
       if (!locked) {
@@ -240,7 +244,7 @@ final class PinnedBackend implements LockBackend {
           ps.executeUpdate();
         }
       }
-      Held h = new Held(name, owner, c, token, advisoryKey);
+      Held h = new Held(name, owner, c, token, advisoryKey, networkTimeoutBefore);
       synchronized (h) {
         arm(h, leaseMillis);
       }
@@ -250,7 +254,7 @@ final class PinnedBackend implements LockBackend {
       return AcquireReply.granted(token, 1);
     } finally {
       if (!keep) {
-        end(c);
+        end(c, networkTimeoutBefore);
       }
     }
   }
@@ -384,14 +388,14 @@ final class PinnedBackend implements LockBackend {
       clean = false;
       log.debug("ending lock '{}': {}", h.name, e.toString());
     } finally {
-      end(h.connection);
+      end(h.connection, h.networkTimeoutBefore);
     }
     local.wake(KIND, h.name, 1);
     return clean && byHolder;
   }
 
   /** Gives a connection back in the state it was borrowed in; a broken one is closed all the same. */
-  private void end(Connection c) {
+  private void end(Connection c, int networkTimeoutBefore) {
     try {
       if (!c.getAutoCommit()) {
         c.rollback();
@@ -400,6 +404,7 @@ final class PinnedBackend implements LockBackend {
     } catch (SQLException ignored) {
       // broken; the pool discards it
     }
+    db.restoreNetworkTimeout(c, networkTimeoutBefore);
     try {
       c.close();
     } catch (SQLException ignored) {
@@ -570,6 +575,62 @@ final class PinnedBackend implements LockBackend {
         }
       }
       return ended > 0;
+    }, null);
+  }
+
+  /** At most this many row-lock rows are looked at by one purge. */
+  static final int PURGE_BATCH = 1_000;
+
+  /**
+   * Row-lock mode: deletes this namespace's lock rows that no session has locked (a held lock's row is
+   * locked by its holder's transaction and skipped, without waiting). A deleted row is inserted again by
+   * the next attempt on its name; its tokens come from the sequence, not the row. Advisory mode keeps no
+   * rows: 0.
+   *
+   * @return how many rows were deleted
+   */
+  CompletableFuture<Integer> purgeRows() {
+    if (mode != JdbcLockMode.ROW_LOCK) {
+      return CompletableFuture.completedFuture(0);
+    }
+    return db.call("purge free lock rows", c -> {
+      List<String> names = new ArrayList<>();
+      try (PreparedStatement ps = db.prepare(c, "SELECT lock_name FROM " + sql.table
+          + " WHERE namespace = ? AND kind = ?")) {
+        ps.setMaxRows(PURGE_BATCH);
+        ps.setString(1, namespace);
+        ps.setString(2, String.valueOf(KIND));
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            names.add(rs.getString(1));
+          }
+        }
+      }
+      int deleted = 0;
+      for (String name : names) {
+        c.setAutoCommit(false);
+        try {
+          Boolean locked = selectForUpdateNowait(c, name); // null: gone already (autocommit back on)
+          if (locked != null && locked) {
+            try (PreparedStatement ps = db.prepare(c, "DELETE FROM " + sql.table
+                + " WHERE namespace = ? AND kind = ? AND lock_name = ?")) {
+              ps.setString(1, namespace);
+              ps.setString(2, String.valueOf(KIND));
+              ps.setString(3, name);
+              deleted += ps.executeUpdate();
+            }
+          }
+          if (!c.getAutoCommit()) {
+            c.commit(); // releases the row lock, or ends a refusal's empty transaction
+          }
+        } finally {
+          if (!c.getAutoCommit()) {
+            c.rollback();
+            c.setAutoCommit(true);
+          }
+        }
+      }
+      return deleted;
     }, null);
   }
 
