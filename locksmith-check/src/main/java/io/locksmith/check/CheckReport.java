@@ -178,7 +178,7 @@ public final class CheckReport {
    */
   public static Expectation expectation(CheckBackend backend, Fault fault) {
     return switch (fault) {
-      case NONE, KILL_HOLDER, RESET_LINK -> Expectation.CLEAN;
+      case NONE, KILL_HOLDER, RESET_LINK, LATE_REPLY -> Expectation.CLEAN;
       case KILL_MINORITY -> backend == CheckBackend.REDLOCK ? Expectation.CLEAN : Expectation.WITHIN_FAULT_WINDOWS;
       default -> Expectation.WITHIN_FAULT_WINDOWS;
     };

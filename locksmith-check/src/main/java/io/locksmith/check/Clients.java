@@ -20,6 +20,8 @@ import java.util.Arrays;
 final class Clients {
   static final String REDLOCK = "redlock:";
   static final String ZOOKEEPER = "zk-session:";
+  /** The command timeout of the JDBC clients in the child JVMs. */
+  static final Duration JDBC_COMMAND_TIMEOUT = Duration.ofSeconds(1);
 
   private Clients() {}
 
@@ -55,7 +57,7 @@ final class Clients {
     ClientOptions options = options(schedulingAllowance);
     if (spec.startsWith("jdbc:")) {
       return io.locksmith.jdbc.JdbcLockClient.builder().dataSource(dataSource(spec, 8))
-          .commandTimeout(Duration.ofSeconds(1)).options(options).build();
+          .commandTimeout(JDBC_COMMAND_TIMEOUT).options(options).build();
     }
     if (spec.startsWith(ZOOKEEPER)) {
       String rest = spec.substring(ZOOKEEPER.length());

@@ -286,14 +286,31 @@ interface Deployment extends AutoCloseable {
           port = h2.port();
         }
       }
-      try (com.zaxxer.hikari.HikariDataSource ds = (com.zaxxer.hikari.HikariDataSource) Clients.dataSource(
-              url("127.0.0.1", port), 2);
-          io.locksmith.jdbc.JdbcLockClient setup = io.locksmith.jdbc.JdbcLockClient.builder().dataSource(ds)
-              .createTableIfMissing().build()) {
-        // created; the client JVMs find the table
+      try {
+        createTable();
       } catch (RuntimeException e) {
         close();
         throw e;
+      }
+    }
+
+    /**
+     * Creates the lock table, retrying an unreachable database for up to {@link ChildMain#CONNECT_PATIENCE}:
+     * a database just started on a loaded host can take longer than the pool's 1 s to give a connection.
+     */
+    private void createTable() {
+      long deadline = System.nanoTime() + ChildMain.CONNECT_PATIENCE.toNanos();
+      while (true) {
+        try (com.zaxxer.hikari.HikariDataSource ds = (com.zaxxer.hikari.HikariDataSource) Clients.dataSource(
+                url("127.0.0.1", port), 2);
+            io.locksmith.jdbc.JdbcLockClient setup = io.locksmith.jdbc.JdbcLockClient.builder().dataSource(ds)
+                .createTableIfMissing().build()) {
+          return; // created; the client JVMs find the table
+        } catch (io.locksmith.BackendUnavailableException e) {
+          if (System.nanoTime() - deadline > 0) {
+            throw e;
+          }
+        }
       }
     }
 

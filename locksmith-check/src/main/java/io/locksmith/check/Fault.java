@@ -32,6 +32,15 @@ public enum Fault {
   RESET_LINK("reset-link", "reset a holder's connections to Redis"),
   /** Delay every chunk on a holder's links by half a lease for two leases. */
   DELAY_LINK("delay-link", "delay a holder's links by lease/2 for 2 leases"),
+  /**
+   * JDBC: during one command timeout, hold back every reply the database sends to one client JVM for
+   * {@link #LATE_REPLY_HOLD} command timeouts, trickled so that no socket read times out: grants applied
+   * by the database reach their callers after the call timed out (a commit stalled on a synchronous
+   * standby or on fsync does the same), and the acquisition's next attempt, with the same owner, is
+   * answered in time before the late reply arrives. The JVM's clients that read next think long enough
+   * for the late replies to arrive during their hold.
+   */
+  LATE_REPLY("late-reply", "hold back a JVM's database replies past the command timeout, then deliver them"),
   /** Expire a held lock's key on a minority of Redlock nodes, as a forward clock jump would. */
   EXPIRE_MINORITY("expire-minority", "expire a held key early on a minority of nodes (clock jump)"),
   /** Expire a held lock's key on a majority of nodes (all of them for a single node). */
@@ -48,6 +57,15 @@ public enum Fault {
    */
   PARTITION_FOLLOWER("partition-follower",
       "cut a holder's ZooKeeper member off from the leader for 2 leases + 0.5 s (the client stays connected to it)");
+
+  /**
+   * {@code late-reply}: each reply is held this many command timeouts: past the call's timeout, and past
+   * the next attempt (sent a timeout plus a 13-25 ms backoff after the first, answered at once), but
+   * before the attempt after that.
+   */
+  static final double LATE_REPLY_HOLD = 1.5;
+  /** {@code late-reply}: replies are held during this many command timeouts. */
+  static final double LATE_REPLY_WINDOW = 2.0;
 
   private final String cliName;
   private final String description;
@@ -72,9 +90,9 @@ public enum Fault {
     return this == PAUSE_HOLDER || this == KILL_HOLDER;
   }
 
-  /** @return whether the fault acts on the network between clients and Redis */
+  /** @return whether the fault acts on the network between clients and the servers (a TCP proxy per JVM) */
   public boolean targetsLinks() {
-    return this == BLACKHOLE_LINK || this == RESET_LINK || this == DELAY_LINK;
+    return this == BLACKHOLE_LINK || this == RESET_LINK || this == DELAY_LINK || this == LATE_REPLY;
   }
 
   /**

@@ -25,6 +25,18 @@ import java.util.function.Predicate;
  */
 final class Nemesis {
   private static final Duration VICTIM_WAIT = Duration.ofSeconds(5);
+  /**
+   * {@code late-reply}: a held reply trickles a byte this often, under every socket read timeout in play
+   * (the clients' network timeout is their command timeout, 1 s; the pool's validation timeout 500 ms), so
+   * that the reply arrives late rather than the connection being given up.
+   */
+  static final Duration LATE_REPLY_GAP = Duration.ofMillis(100);
+  /**
+   * {@code late-reply}: shorter chunks pass at once: the pool's validation pings (about a dozen bytes),
+   * which could not be trickled over the whole hold. A grant's reply is longer on every database (on
+   * MariaDB and H2 the grant is followed by a read of the row, whose reply is).
+   */
+  static final int LATE_REPLY_MIN_BYTES = 32;
 
   private final Run run;
   private final CheckSettings s;
@@ -69,7 +81,18 @@ final class Nemesis {
       case DELAY_LINK -> 2 * lease;
       // the cut, then the member's rejoining (an election round and a sync) and its clients' reconnection
       case PARTITION_FOLLOWER -> 2 * lease + 500 + 5_000;
+      case LATE_REPLY -> lateReplyWindowMillis(); // the replies of one JVM come late; nothing is down
     };
+  }
+
+  /** {@code late-reply}: how long each reply is held. */
+  static long lateReplyHoldMillis() {
+    return (long) (Clients.JDBC_COMMAND_TIMEOUT.toMillis() * Fault.LATE_REPLY_HOLD);
+  }
+
+  /** {@code late-reply}: how long replies are held back. */
+  static long lateReplyWindowMillis() {
+    return (long) (Clients.JDBC_COMMAND_TIMEOUT.toMillis() * Fault.LATE_REPLY_WINDOW);
   }
 
   /** @return false if the run was stopped during the wait */
@@ -128,6 +151,7 @@ final class Nemesis {
   static long cycleMillis(Fault fault, long lease) {
     return switch (fault) {
       case PAUSE_HOLDER, BLACKHOLE_LINK -> 3 * lease + 1_000;
+      case LATE_REPLY -> lateReplyWindowMillis() + 2 * lateReplyHoldMillis() + 2_000;
       case KILL_MASTER -> 2_000;
       case KILL_LEADER, RESTART_ALL -> 2 * lease + 5_000;
       case PARTITION_FOLLOWER -> 3 * lease + 3_000;
@@ -315,6 +339,7 @@ final class Nemesis {
             db::restart);
       }
       case BLACKHOLE_LINK, RESET_LINK, DELAY_LINK -> links();
+      case LATE_REPLY -> lateReplies();
       case EXPIRE_MINORITY, EXPIRE_MAJORITY -> {
         int count = s.fault() == Fault.EXPIRE_MINORITY ? (nodes.size() - 1) / 2 : nodes.size() / 2 + 1;
         Register.Chosen v = victim(c -> true, lease + 1_500);
@@ -405,6 +430,48 @@ final class Nemesis {
           } finally {
             ensemble.healQuorumLinks();
             ensemble.awaitQuorum(ZooKeeperEnsemble.QUORUM_TIMEOUT);
+          }
+        });
+  }
+
+  /**
+   * Holds back the database replies of one client JVM (all its pooled connections) for longer than the
+   * clients' command timeout, during a window: the grants of that JVM's acquisitions are applied by the
+   * database, their callers time out and try again with the same owner, and the late replies arrive
+   * after a later attempt may have been granted. Then the next of that JVM's clients to read thinks for
+   * longer than a reply is held, so that the late replies arrive while it holds the lock: a give-back
+   * that frees its hold lets another client in (an overlap).
+   */
+  private void lateReplies() throws Exception {
+    List<Child> live = run.children.stream().filter(c -> !c.isKilled()).toList();
+    if (live.isEmpty()) {
+      return;
+    }
+    Child c = live.get(java.util.concurrent.ThreadLocalRandom.current().nextInt(live.size()));
+    List<TcpProxy> links = run.deployment.links(c.index);
+    long hold = lateReplyHoldMillis();
+    long window = lateReplyWindowMillis();
+    fault("hold back the database replies of client JVM " + c.index + " for " + hold + " ms each (a byte every "
+        + LATE_REPLY_GAP.toMillis() + " ms), during " + window + " ms; then its clients that read next think "
+        + (hold + 1_000) + " ms", () -> {
+          links.forEach(p -> p.holdReplies(Duration.ofMillis(hold), LATE_REPLY_GAP, LATE_REPLY_MIN_BYTES));
+          try {
+            pause(window);
+          } finally {
+            links.forEach(TcpProxy::heal);
+          }
+          // each of the JVM's clients that reads next (one of them may hold by a late attempt's grant)
+          boolean any = false;
+          for (int i = 0; i < c.clients.size(); i++) {
+            Register.Chosen v = victim(client -> run.childOf(client) == c, hold + 1_000);
+            if (v == null) {
+              break;
+            }
+            any = true;
+            run.note(v.client() + " holds " + v.lock() + " after its JVM's replies were held");
+          }
+          if (any) {
+            pause(hold + 1_000); // the late replies arrive inside the fault window
           }
         });
   }

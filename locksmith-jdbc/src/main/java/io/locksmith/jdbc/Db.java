@@ -13,6 +13,7 @@ import java.sql.SQLTimeoutException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -63,6 +64,7 @@ final class Db {
   private final ScheduledExecutorService timer;
   private final Executor networkTimeoutExecutor = Runnable::run;
   private volatile boolean networkTimeoutUnsupported;
+  private final AtomicInteger busy = new AtomicInteger();
 
   Db(DataSource dataSource, Duration commandTimeout, int maxConcurrency, String clientId) {
     this.dataSource = dataSource;
@@ -107,10 +109,48 @@ final class Db {
    *     timed out; may be null
    */
   <T> CompletableFuture<T> call(String what, Work<T> work, Consumer<T> onLate) {
-    return call(what, work, null, onLate);
+    return call(what, work, null, null, late(onLate));
   }
 
-  private <T> CompletableFuture<T> call(String what, Work<T> work, BareWork<T> bare, Consumer<T> onLate) {
+  /**
+   * How a call's work ended, told once the worker is done with it (in time or not): the value, or null
+   * if the work failed or never ran, and whether the caller received that value (false: the call had
+   * already completed, by its timeout).
+   */
+  @FunctionalInterface
+  interface Settled<T> {
+    void settled(T value, boolean answered);
+  }
+
+  private static <T> Settled<T> late(Consumer<T> onLate) {
+    return onLate == null ? null : (value, answered) -> {
+      if (value != null && !answered) {
+        onLate.accept(value);
+      }
+    };
+  }
+
+  /**
+   * Like {@link #call(String, Work, Consumer)}, but the work is handed to a worker only once {@code gate}
+   * has completed (in whatever way), still within the call's one command timeout counted from now, and
+   * {@code settled} hears how the work ended once the worker is done with it.
+   */
+  <T> CompletableFuture<T> call(String what, Work<T> work, CompletionStage<?> gate, Settled<T> settled) {
+    return call(what, work, null, gate, settled);
+  }
+
+  /** {@link #callBare(String, BareWork, Consumer)} behind a gate, with the settle hook (see above). */
+  <T> CompletableFuture<T> callBare(String what, BareWork<T> work, CompletionStage<?> gate, Settled<T> settled) {
+    return call(what, null, work, gate, settled);
+  }
+
+  /** Calls submitted and not yet settled (queued, gated or running): for tests that wait for quiet. */
+  int busyCalls() {
+    return busy.get();
+  }
+
+  private <T> CompletableFuture<T> call(String what, Work<T> work, BareWork<T> bare, CompletionStage<?> gate,
+      Settled<T> settled) {
     CompletableFuture<T> result = new CompletableFuture<>();
     long deadline = System.nanoTime() + timeoutNanos;
     java.util.concurrent.atomic.AtomicReference<SQLException> conflict = new java.util.concurrent.atomic.AtomicReference<>();
@@ -125,35 +165,59 @@ final class Db {
     } catch (RejectedExecutionException closed) {
       return CompletableFuture.failedFuture(new IllegalStateException("the JDBC lock backend is closed"));
     }
-    try {
-      workers.execute(() -> {
+    busy.incrementAndGet();
+    Runnable task = () -> {
+      T value = null;
+      boolean answered = false;
+      try {
         if (result.isDone()) {
-          return; // timed out in the queue: nothing was sent
+          return; // timed out in the queue or at the gate: nothing was sent
         }
+        if (bare != null) {
+          try {
+            value = bare.run();
+          } catch (SQLException e) {
+            Kind kind = classify(e);
+            throw translate(what, e, kind == Kind.RETRY ? Kind.UNAVAILABLE : kind);
+          }
+        } else {
+          value = runWithRetries(what, work, deadline, result, conflict);
+        }
+        answered = result.complete(value);
+      } catch (Throwable e) {
+        result.completeExceptionally(e);
+      } finally {
+        expiry.cancel(false);
         try {
-          T value;
-          if (bare != null) {
-            try {
-              value = bare.run();
-            } catch (SQLException e) {
-              Kind kind = classify(e);
-              throw translate(what, e, kind == Kind.RETRY ? Kind.UNAVAILABLE : kind);
-            }
-          } else {
-            value = runWithRetries(what, work, deadline, result, conflict);
+          if (settled != null) {
+            settled.settled(value, answered);
           }
-          if (!result.complete(value) && onLate != null) {
-            onLate.accept(value);
-          }
-        } catch (Throwable e) {
-          result.completeExceptionally(e);
+        } catch (RuntimeException e) {
+          log.warn("{}: handling its outcome failed", what, e);
         } finally {
-          expiry.cancel(false);
+          busy.decrementAndGet();
         }
-      });
-    } catch (RejectedExecutionException closed) {
-      expiry.cancel(false);
-      result.completeExceptionally(new IllegalStateException("the JDBC lock backend is closed"));
+      }
+    };
+    Runnable submit = () -> {
+      try {
+        workers.execute(task);
+      } catch (RejectedExecutionException closed) {
+        expiry.cancel(false);
+        result.completeExceptionally(new IllegalStateException("the JDBC lock backend is closed"));
+        try {
+          if (settled != null) {
+            settled.settled(null, false);
+          }
+        } finally {
+          busy.decrementAndGet();
+        }
+      }
+    };
+    if (gate == null || gate.toCompletableFuture().isDone()) {
+      submit.run();
+    } else {
+      gate.whenComplete((v, f) -> submit.run());
     }
     return result;
   }
@@ -169,7 +233,7 @@ final class Db {
         if (abandoned != null && abandoned.isDone()) {
           throw new BackendUnavailableException("abandoned: " + what); // timed out while borrowing
         }
-        prepare(c, deadline);
+        int networkTimeoutBefore = prepare(c, deadline);
         try {
           return work.run(c);
         } finally {
@@ -181,6 +245,7 @@ final class Db {
             }
             c.setAutoCommit(true);
           }
+          restoreNetworkTimeout(c, networkTimeoutBefore);
         }
       } catch (SQLException e) {
         Kind kind = classify(e);
@@ -279,18 +344,49 @@ final class Db {
     }).thenCompose(f -> f);
   }
 
-  private void prepare(Connection c, long deadline) throws SQLException {
+  /** @return the connection's network timeout before this call set its own, or -1 if none was set */
+  private int prepare(Connection c, long deadline) throws SQLException {
     if (!c.getAutoCommit()) {
       c.setAutoCommit(true);
     }
     if (!networkTimeoutUnsupported) {
       try {
+        int before = c.getNetworkTimeout();
         int ms = (int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
-        c.setNetworkTimeout(networkTimeoutExecutor, ms);
+        if (before != ms) {
+          c.setNetworkTimeout(networkTimeoutExecutor, ms);
+          return before;
+        }
       } catch (SQLFeatureNotSupportedException | UnsupportedOperationException | AbstractMethodError e) {
         networkTimeoutUnsupported = true;
       }
     }
+    return -1;
+  }
+
+  /**
+   * Gives the connection back with the network timeout it was borrowed with: the connection is the
+   * application's, and not every pool resets it (HikariCP does; others hand it to the next borrower
+   * as it is, which would then see its reads cut off after our command timeout).
+   */
+  void restoreNetworkTimeout(Connection c, int before) {
+    if (before < 0) {
+      return;
+    }
+    try {
+      c.setNetworkTimeout(networkTimeoutExecutor, before);
+    } catch (SQLException | RuntimeException | AbstractMethodError e) {
+      log.debug("could not restore the network timeout of a borrowed connection: {}", e.toString());
+    }
+  }
+
+  /**
+   * Sets the call's network timeout on a connection that outlives the call (a pinned lock's).
+   *
+   * @return the timeout to give back with {@link #restoreNetworkTimeout}, or -1
+   */
+  int pinNetworkTimeout(Connection c) throws SQLException {
+    return prepare(c, 0);
   }
 
   /** Prepares a statement with the query timeout set. */
@@ -319,7 +415,7 @@ final class Db {
    * {@link #call} but without borrowing a connection for it and without retries.
    */
   <T> CompletableFuture<T> callBare(String what, BareWork<T> work, Consumer<T> onLate) {
-    return call(what, null, work, onLate);
+    return call(what, null, work, null, late(onLate));
   }
 
   /**

@@ -53,6 +53,8 @@ final class JdbcBackend implements LockBackend {
   private JdbcSemaphoreOps semaphoreWakes;
   /** PostgreSQL: names this client saw contended lately, to pick the cheaper statements for the others. */
   private final Contention contention = new Contention();
+  /** Which grants that came after their call timed out may be given back (lock and semaphore). */
+  final LateGrants lateGrants = new LateGrants();
 
   /** What the builder validated. */
   record Settings(DataSource dataSource, DataSource listenerDataSource, JdbcDialect dialect, String table,
@@ -138,16 +140,22 @@ final class JdbcBackend implements LockBackend {
     if (mode == AcquireMode.REENTER) {
       return db.call("re-enter '" + name + "'", c -> reenter(c, name, owner, leaseMillis), null);
     }
+    LateGrants.Attempt attempt = lateGrants.begin(LateGrants.key(LOCK, name, owner));
     return Db.conflictAsRefusal(db.call("acquire '" + name + "'", c -> grant(c, name, owner, leaseMillis,
-        waiterId), late -> giveBackLate(name, owner, late)), AcquireReply.busy(pollMillis(0, -1)));
+        waiterId), attempt.gate(), (reply, answered) -> lateGrants.settled(attempt, reply != null && reply.granted(),
+            answered, () -> giveBack(name, owner))), AcquireReply.busy(pollMillis(0, -1)));
   }
 
-  /** A grant that arrived after its caller was told the call timed out: nobody will use it. */
-  private void giveBackLate(String name, String owner, AcquireReply late) {
-    if (late.granted()) {
-      log.debug("giving back lock '{}' granted after the command timeout", name);
-      release(name, owner, true);
-    }
+  /**
+   * Gives back a grant whose reply came after its call timed out, when {@link LateGrants} found that no
+   * later attempt of the owner holds it.
+   *
+   * @return completes once the release's work is over, answered or not
+   */
+  private CompletionStage<?> giveBack(String name, String owner) {
+    CompletableFuture<Void> over = new CompletableFuture<>();
+    db.call("give back '" + name + "'", releaseWork(name, owner, true), null, (left, answered) -> over.complete(null));
+    return over;
   }
 
   private AcquireReply grant(Connection c, String name, String owner, long leaseMillis, String waiterId)
@@ -247,21 +255,32 @@ final class JdbcBackend implements LockBackend {
         : AcquireReply.lostHold();
   }
 
+  /**
+   * The owner's release. The owner's next acquire attempts (the core retries with the same owner after
+   * giving back a grant that came with no validity left) wait until this release's work is over, so it
+   * cannot land after their grant ({@link LateGrants#releasing}).
+   */
   @Override
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
+    CompletableFuture<Void> over = lateGrants.releasing(LateGrants.key(LOCK, name, owner));
+    return db.call("release '" + name + "'", releaseWork(name, owner, all), null,
+        (left, answered) -> over.complete(null));
+  }
+
+  private Db.Work<Integer> releaseWork(String name, String owner, boolean all) {
     if (notifies()) {
       if (contention.recent(name)) {
-        return db.call("release '" + name + "'", c -> releaseAndWake(c, name, owner, all), null);
+        return c -> releaseAndWake(c, name, owner, all);
       }
-      return db.call("release '" + name + "'", c -> releaseMarked(c, name, owner, all), null);
+      return c -> releaseMarked(c, name, owner, all);
     }
-    return db.call("release '" + name + "'", c -> {
+    return c -> {
       int left = releaseRow(c, name, owner, all);
       if (left == 0) {
         wakeNext(c, LOCK, name, 1);
       }
       return left;
-    }, null);
+    };
   }
 
   /** PostgreSQL: the release and the wake-up in one round trip ({@link Sql#releaseAndWake}). */
@@ -593,7 +612,8 @@ final class JdbcBackend implements LockBackend {
   }
 
   /**
-   * Deletes rows whose last lease ended more than {@code grace} ago, expired permits and dead waiters'
+   * Deletes rows whose last lease ended more than {@code grace} ago, expired permits, the meta rows of
+   * semaphores without permits (unless their count was set by {@code setPermits}) and dead waiters'
    * registrations of this client's namespace. Hygiene only: expired rows are taken over anyway.
    */
   CompletableFuture<Integer> purgeExpired(Duration grace) {
@@ -607,6 +627,10 @@ final class JdbcBackend implements LockBackend {
       try (PreparedStatement ps = db.prepare(c, sql.purgePermits)) {
         ps.setString(1, namespace);
         ps.setLong(2, 0);
+        n += ps.executeUpdate();
+      }
+      try (PreparedStatement ps = db.prepare(c, sql.purgeSemaphores)) {
+        ps.setString(1, namespace);
         n += ps.executeUpdate();
       }
       if (notifies()) {

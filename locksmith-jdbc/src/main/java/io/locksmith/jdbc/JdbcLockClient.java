@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -89,8 +90,13 @@ public final class JdbcLockClient extends ForwardingLockClient {
   public static final Duration DEFAULT_POLL_MAX = Duration.ofMillis(250);
   /** Default number of statements one client runs at once (and connections it borrows), 16. */
   public static final int DEFAULT_MAX_CONCURRENCY = 16;
-  /** How long after its last lease ended a row is kept by {@link #purgeExpired()}, 1 min. */
-  public static final Duration PURGE_GRACE = Duration.ofMinutes(1);
+  /**
+   * How long after its last lease ended a lock row is kept by {@link #purgeExpired()}, 10 min: longer
+   * than a grant statement can wait for the row (one command timeout, at most {@link
+   * #MAX_COMMAND_TIMEOUT}), so that such a statement finds the row rather than inserting a new one with
+   * a token it drew before the row's last one.
+   */
+  public static final Duration PURGE_GRACE = Duration.ofMinutes(10);
   /** The longest lock name the tables hold, in Unicode code points. */
   public static final int MAX_NAME_LENGTH = 512;
 
@@ -102,7 +108,10 @@ public final class JdbcLockClient extends ForwardingLockClient {
   private final Db db;
   /** The lease backend, or null in the pinned-connection modes. */
   private final JdbcBackend backend;
+  private final io.locksmith.spi.LockBackend lockBackend;
   private final ScheduledFuture<?> purge;
+  /** Whether a scheduled purge is running. */
+  private final java.util.concurrent.atomic.AtomicBoolean purging = new java.util.concurrent.atomic.AtomicBoolean();
 
   private JdbcLockClient(io.locksmith.spi.LockBackend lockBackend, Db db, JdbcBackend.Settings settings,
       JdbcLockMode mode, ClientOptions options, Duration purgeEvery) {
@@ -111,14 +120,33 @@ public final class JdbcLockClient extends ForwardingLockClient {
     this.settings = settings;
     this.mode = mode;
     this.backend = lockBackend instanceof JdbcBackend lease ? lease : null;
-    this.purge = purgeEvery == null || backend == null ? null
-        : backend.db.timer().scheduleWithFixedDelay(() -> {
-      try {
-        backend.purgeExpired(PURGE_GRACE).join();
-      } catch (RuntimeException e) {
-        log.debug("scheduled purge failed: {}", e.toString());
+    this.lockBackend = lockBackend;
+    // The timer only starts a purge: its work runs on a worker like any call (the timer thread fires
+    // every call's deadline and must never wait), and a purge still running skips the next turn.
+    this.purge = purgeEvery == null ? null : db.timer().scheduleWithFixedDelay(() -> {
+      if (!purging.compareAndSet(false, true)) {
+        return;
       }
+      CompletableFuture<Integer> run;
+      try {
+        run = purgeAsync();
+      } catch (RuntimeException e) {
+        run = CompletableFuture.failedFuture(e);
+      }
+      run.whenComplete((n, failure) -> {
+        purging.set(false);
+        if (failure != null) {
+          log.debug("scheduled purge failed: {}", failure.toString());
+        }
+      });
     }, purgeEvery.toMillis(), purgeEvery.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private CompletableFuture<Integer> purgeAsync() {
+    if (backend != null) {
+      return backend.purgeExpired(PURGE_GRACE);
+    }
+    return lockBackend instanceof PinnedBackend pinned ? pinned.purgeRows() : CompletableFuture.completedFuture(0);
   }
 
   /** @return a builder with the defaults */
@@ -153,6 +181,16 @@ public final class JdbcLockClient extends ForwardingLockClient {
     return backend;
   }
 
+  /** For tests in this package: the backend of any mode. */
+  io.locksmith.spi.LockBackend lockBackend() {
+    return lockBackend;
+  }
+
+  /** For tests in this package: the calls in flight. */
+  Db db() {
+    return db;
+  }
+
   /** @return the dialect in use (given or detected) */
   public JdbcDialect dialect() {
     return settings.dialect();
@@ -169,17 +207,19 @@ public final class JdbcLockClient extends ForwardingLockClient {
   }
 
   /**
-   * Deletes this namespace's rows whose last lease ended more than {@link #PURGE_GRACE} ago, expired
-   * permits and the registrations of waiters that died. Never needed for correctness: expired rows are
-   * taken over anyway. A name's tokens keep increasing after its row was purged (they come from the
-   * sequence). In the pinned-connection modes there is nothing to purge (a lock row stays as the thing
-   * that is locked) and this returns 0.
+   * Deletes this namespace's rows that no lock needs: lock rows whose last lease ended more than {@link
+   * #PURGE_GRACE} ago, expired permits, the meta rows of semaphores that have no permit row (a count
+   * stored by {@code setPermits} is kept), and the registrations of waiters that died; in the {@link
+   * JdbcLockMode#ROW_LOCK} mode, the lock rows no session holds locked (up to 1,000 per call). Never needed
+   * for correctness: expired rows are taken over anyway, and a deleted row is created again by the next
+   * acquisition of its name. A name's tokens keep increasing after its row was purged (they come from
+   * the sequence). The {@link JdbcLockMode#ADVISORY} mode keeps no rows and this returns 0.
    *
    * @return how many rows were deleted
    * @throws io.locksmith.BackendUnavailableException if the database cannot be reached in time
    */
   public int purgeExpired() {
-    return backend == null ? 0 : Futures.join(backend.purgeExpired(PURGE_GRACE));
+    return Futures.join(purgeAsync());
   }
 
   /**

@@ -46,12 +46,19 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
     if (mode == AcquireMode.REENTER) {
       return CompletableFuture.completedFuture(AcquireReply.lostHold()); // permits are not re-entrant
     }
+    LateGrants.Attempt attempt = backend.lateGrants.begin(LateGrants.key(SEMAPHORE, name, owner));
     return Db.conflictAsRefusal(db.call("take a permit of '" + name + "'", c -> JdbcBackend.inTransaction(c, () -> take(c,
-        name, owner, leaseMillis, waiterId)), late -> {
-          if (late.granted()) {
-            release(name, owner, true);
-          }
-        }), AcquireReply.busy(backend.pollMillis(0, -1)));
+        name, owner, leaseMillis, waiterId)), attempt.gate(), (reply, answered) -> backend.lateGrants.settled(attempt,
+            reply != null && reply.granted(), answered, () -> giveBack(name, owner))),
+        AcquireReply.busy(backend.pollMillis(0, -1)));
+  }
+
+  /** Returns a permit granted after its call timed out that no later attempt holds ({@link LateGrants}). */
+  private CompletionStage<?> giveBack(String name, String owner) {
+    CompletableFuture<Void> over = new CompletableFuture<>();
+    db.call("give back a permit of '" + name + "'", releaseWork(name, owner), null,
+        (left, answered) -> over.complete(null));
+    return over;
   }
 
   private AcquireReply take(Connection c, String name, String owner, long leaseMillis, String waiterId)
@@ -156,9 +163,16 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
     }
   }
 
+  /** The owner's release; the owner's next attempts wait for its work to be over ({@link LateGrants#releasing}). */
   @Override
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
-    return db.call("return a permit of '" + name + "'", c -> {
+    CompletableFuture<Void> over = backend.lateGrants.releasing(LateGrants.key(SEMAPHORE, name, owner));
+    return db.call("return a permit of '" + name + "'", releaseWork(name, owner), null,
+        (left, answered) -> over.complete(null));
+  }
+
+  private Db.Work<Integer> releaseWork(String name, String owner) {
+    return c -> {
       int n = JdbcBackend.inTransaction(c, () -> {
         lockMeta(c, name);
         int valid;
@@ -182,7 +196,7 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
         return 0;
       }
       return -1;
-    }, null);
+    };
   }
 
   @Override

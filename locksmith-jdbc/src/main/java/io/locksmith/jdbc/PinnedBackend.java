@@ -55,6 +55,7 @@ final class PinnedBackend implements LockBackend {
   private final Db db;
   private final Capabilities capabilities;
   private final ConcurrentHashMap<String, Held> held = new ConcurrentHashMap<>();
+  private final LateGrants lateGrants = new LateGrants();
   private String namespace;
   private LocalWaiters local;
   private io.locksmith.spi.BackendEvents events = io.locksmith.spi.BackendEvents.NONE;
@@ -71,12 +72,16 @@ final class PinnedBackend implements LockBackend {
     final long advisoryKey;
     /** ADVISORY: the server session (backend pid) that was granted the lock; 0 otherwise. */
     final int backendPid;
+    /** The connection's network timeout when borrowed, given back with it; -1: not changed. */
+    final int networkTimeoutBefore;
     int holds = 1;
     boolean ended;
     ScheduledFuture<?> deadline;
     long deadlineNanos;
 
-    Held(String name, String owner, Connection connection, long token, long advisoryKey, int backendPid) {
+    Held(String name, String owner, Connection connection, long token, long advisoryKey, int backendPid,
+        int networkTimeoutBefore) {
+      this.networkTimeoutBefore = networkTimeoutBefore;
       this.name = name;
       this.owner = owner;
       this.connection = connection;
@@ -190,26 +195,60 @@ final class PinnedBackend implements LockBackend {
   @Override
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis, AcquireMode mode,
       String waiterId) {
-    Held mine = held.get(key(name, owner));
-    if (mine != null) {
-      synchronized (mine) {
-        if (mine.ended) {
-          return CompletableFuture.completedFuture(
-              mode == AcquireMode.REENTER ? AcquireReply.lostHold() : AcquireReply.busy(1));
-        }
-        mine.holds = mode == AcquireMode.REENTER ? mine.holds + 1 : 1;
-        arm(mine, leaseMillis);
-        return CompletableFuture.completedFuture(AcquireReply.granted(mine.token, mine.holds));
-      }
-    }
     if (mode == AcquireMode.REENTER) {
-      return CompletableFuture.completedFuture(AcquireReply.lostHold());
+      AcquireReply here = heldHere(name, owner, leaseMillis, true);
+      return CompletableFuture.completedFuture(here != null ? here : AcquireReply.lostHold());
     }
-    return db.callBare("lock '" + name + "'", () -> tryLock(name, owner, leaseMillis, waiterId), late -> {
-      if (late.granted()) {
-        release(name, owner, true);
+    // An attempt waits for a give-back of its owner in progress (LateGrants): until that is over, a held
+    // lock found here may be the one being given back.
+    LateGrants.Attempt attempt = lateGrants.begin(LateGrants.key(KIND, name, owner));
+    if (attempt.gate().toCompletableFuture().isDone()) {
+      AcquireReply here = heldHere(name, owner, leaseMillis, false);
+      if (here != null) {
+        lateGrants.settled(attempt, here.granted(), true, () -> giveBack(name, owner));
+        return CompletableFuture.completedFuture(here);
       }
-    });
+    }
+    return db.callBare("lock '" + name + "'", () -> {
+      AcquireReply here = heldHere(name, owner, leaseMillis, false);
+      return here != null ? here : tryLock(name, owner, leaseMillis, waiterId);
+    }, attempt.gate(), (reply, answered) -> lateGrants.settled(attempt, reply != null && reply.granted(), answered,
+        () -> giveBack(name, owner)));
+  }
+
+  /**
+   * The owner's lock if this client holds it: one more hold ({@code reenter}), or, for a new attempt of
+   * the owner whose earlier attempt's grant it is, that hold as one hold; null if not held here.
+   */
+  private AcquireReply heldHere(String name, String owner, long leaseMillis, boolean reenter) {
+    Held mine = held.get(key(name, owner));
+    if (mine == null) {
+      return null;
+    }
+    synchronized (mine) {
+      if (mine.ended) {
+        return reenter ? AcquireReply.lostHold() : AcquireReply.busy(1);
+      }
+      mine.holds = reenter ? mine.holds + 1 : 1;
+      arm(mine, leaseMillis);
+      return AcquireReply.granted(mine.token, mine.holds);
+    }
+  }
+
+  /**
+   * Gives back a lock whose grant came after its call timed out, when {@link LateGrants} found that no
+   * later attempt of the owner holds it.
+   *
+   * @return completes once the give-back's work is over
+   */
+  private CompletionStage<?> giveBack(String name, String owner) {
+    Held h = held.get(key(name, owner));
+    if (h == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> over = new CompletableFuture<>();
+    db.callBare("give back '" + name + "'", () -> finish(h, true) ? 0 : -1, null, (v, answered) -> over.complete(null));
+    return over;
   }
 
   /** Borrows a connection of its own (not the worker's) and tries the lock on it without waiting. */
@@ -217,8 +256,9 @@ final class PinnedBackend implements LockBackend {
     DataSource ds = settings.dataSource();
     Connection c = ds.getConnection();
     boolean keep = false;
+    int networkTimeoutBefore = -1;
     try {
-      c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, settings.commandTimeout().toMillis()));
+      networkTimeoutBefore = db.pinNetworkTimeout(c);
       long advisoryKey = advisoryKey(name);
       int backendPid = mode == JdbcLockMode.ROW_LOCK ? (lockRow(c, name) ? 0 : -1) : lockAdvisory(c, advisoryKey);
       boolean locked = backendPid >= 0;
@@ -259,7 +299,7 @@ final class PinnedBackend implements LockBackend {
           ps.executeUpdate();
         }
       }
-      Held h = new Held(name, owner, c, token, advisoryKey, backendPid);
+      Held h = new Held(name, owner, c, token, advisoryKey, backendPid, networkTimeoutBefore);
       synchronized (h) {
         arm(h, leaseMillis);
       }
@@ -269,7 +309,7 @@ final class PinnedBackend implements LockBackend {
       return AcquireReply.granted(token, 1);
     } finally {
       if (!keep) {
-        end(c);
+        end(c, networkTimeoutBefore);
       }
     }
   }
@@ -418,14 +458,14 @@ final class PinnedBackend implements LockBackend {
         // rather than give it back to the pool, where an idle connection would keep the lock forever
         Db.evict(h.connection);
       }
-      end(h.connection);
+      end(h.connection, h.networkTimeoutBefore);
     }
     local.wake(KIND, h.name, 1);
     return clean && byHolder;
   }
 
   /** Gives a connection back in the state it was borrowed in; a broken one is closed all the same. */
-  private void end(Connection c) {
+  private void end(Connection c, int networkTimeoutBefore) {
     try {
       if (!c.getAutoCommit()) {
         c.rollback();
@@ -434,6 +474,7 @@ final class PinnedBackend implements LockBackend {
     } catch (SQLException ignored) {
       // broken; the pool discards it
     }
+    db.restoreNetworkTimeout(c, networkTimeoutBefore);
     try {
       c.close();
     } catch (SQLException ignored) {
@@ -456,7 +497,9 @@ final class PinnedBackend implements LockBackend {
         return CompletableFuture.completedFuture(h.holds);
       }
     }
-    return db.callBare("unlock '" + name + "'", () -> finish(h, true) ? 0 : -1, null);
+    CompletableFuture<Void> over = lateGrants.releasing(LateGrants.key(KIND, name, owner));
+    return db.callBare("unlock '" + name + "'", () -> finish(h, true) ? 0 : -1, null,
+        (v, answered) -> over.complete(null));
   }
 
   @Override
@@ -602,6 +645,62 @@ final class PinnedBackend implements LockBackend {
         }
       }
       return ended > 0;
+    }, null);
+  }
+
+  /** At most this many row-lock rows are looked at by one purge. */
+  static final int PURGE_BATCH = 1_000;
+
+  /**
+   * Row-lock mode: deletes this namespace's lock rows that no session has locked (a held lock's row is
+   * locked by its holder's transaction and skipped, without waiting). A deleted row is inserted again by
+   * the next attempt on its name; its tokens come from the sequence, not the row. Advisory mode keeps no
+   * rows: 0.
+   *
+   * @return how many rows were deleted
+   */
+  CompletableFuture<Integer> purgeRows() {
+    if (mode != JdbcLockMode.ROW_LOCK) {
+      return CompletableFuture.completedFuture(0);
+    }
+    return db.call("purge free lock rows", c -> {
+      List<String> names = new ArrayList<>();
+      try (PreparedStatement ps = db.prepare(c, "SELECT lock_name FROM " + sql.table
+          + " WHERE namespace = ? AND kind = ?")) {
+        ps.setMaxRows(PURGE_BATCH);
+        ps.setString(1, namespace);
+        ps.setString(2, String.valueOf(KIND));
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            names.add(rs.getString(1));
+          }
+        }
+      }
+      int deleted = 0;
+      for (String name : names) {
+        c.setAutoCommit(false);
+        try {
+          Boolean locked = selectForUpdateNowait(c, name); // null: gone already (autocommit back on)
+          if (locked != null && locked) {
+            try (PreparedStatement ps = db.prepare(c, "DELETE FROM " + sql.table
+                + " WHERE namespace = ? AND kind = ? AND lock_name = ?")) {
+              ps.setString(1, namespace);
+              ps.setString(2, String.valueOf(KIND));
+              ps.setString(3, name);
+              deleted += ps.executeUpdate();
+            }
+          }
+          if (!c.getAutoCommit()) {
+            c.commit(); // releases the row lock, or ends a refusal's empty transaction
+          }
+        } finally {
+          if (!c.getAutoCommit()) {
+            c.rollback();
+            c.setAutoCommit(true);
+          }
+        }
+      }
+      return deleted;
     }, null);
   }
 

@@ -70,7 +70,11 @@ final class Sql {
   final String metaRead;
   /** ns, kind, name, permits: insert the meta row if missing. */
   final String metaEnsure;
-  /** ns, kind, name, permits: insert or overwrite the stored count. */
+  /**
+   * ns, kind, name, permits: insert or overwrite the stored count, marking the row as set on purpose
+   * ({@code holds = 1}, a column a meta row does not otherwise use) so that {@link #purgeSemaphores}
+   * keeps it.
+   */
   final String metaSet;
   /** ns, name. */
   final String permitsExpire;
@@ -96,6 +100,11 @@ final class Sql {
   final String permitOwners;
   /** ns, grace ms. */
   final String purgePermits;
+  /**
+   * ns: deletes the meta rows of semaphores without a permit row whose count was not set by {@link
+   * #metaSet} (created with the declared count by a take, recreated by the next one).
+   */
+  final String purgeSemaphores;
 
   // ---------------------------------------------------------------- PostgreSQL waiters
   /** ns, kind, name, waiter, channel, ttl ms. */
@@ -184,8 +193,8 @@ final class Sql {
         release = releaseSql(t) + " RETURNING holds";
         metaEnsure = "INSERT INTO " + t + " (namespace, kind, lock_name, permits) VALUES (?, ?, ?, ?)"
             + " ON CONFLICT (namespace, kind, lock_name) DO NOTHING";
-        metaSet = "INSERT INTO " + t + " (namespace, kind, lock_name, permits) VALUES (?, ?, ?, ?)"
-            + " ON CONFLICT (namespace, kind, lock_name) DO UPDATE SET permits = EXCLUDED.permits";
+        metaSet = "INSERT INTO " + t + " (namespace, kind, lock_name, permits, holds) VALUES (?, ?, ?, ?, 1)"
+            + " ON CONFLICT (namespace, kind, lock_name) DO UPDATE SET permits = EXCLUDED.permits, holds = 1";
         nextToken = "SELECT " + next;
         waiterRegister = "INSERT INTO " + w + " (namespace, kind, lock_name, waiter_id, channel, since, expires_at)"
             + " VALUES (?, ?, ?, ?, ?, " + now + ", " + now + " + ?)"
@@ -226,8 +235,8 @@ final class Sql {
             + " WHERE " + KEY + " AND owner = ? AND expires_at > " + now;
         release = releaseSql(t);
         metaEnsure = "INSERT IGNORE INTO " + t + " (namespace, kind, lock_name, permits) VALUES (?, ?, ?, ?)";
-        metaSet = "INSERT INTO " + t + " (namespace, kind, lock_name, permits) VALUES (?, ?, ?, ?)"
-            + " ON DUPLICATE KEY UPDATE permits = VALUES(permits)";
+        metaSet = "INSERT INTO " + t + " (namespace, kind, lock_name, permits, holds) VALUES (?, ?, ?, ?, 1)"
+            + " ON DUPLICATE KEY UPDATE permits = VALUES(permits), holds = 1";
         nextToken = "SELECT " + next;
         waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
         releaseMarked = wakeIfFree = null;
@@ -254,8 +263,9 @@ final class Sql {
             + " ON t.namespace = s.ns AND t.kind = s.k AND t.lock_name = s.nm";
         metaEnsure = "MERGE INTO " + t + " t" + using
             + " WHEN NOT MATCHED THEN INSERT (namespace, kind, lock_name, permits) VALUES (s.ns, s.k, s.nm, s.pm)";
-        metaSet = "MERGE INTO " + t + " t" + using + " WHEN MATCHED THEN UPDATE SET permits = s.pm"
-            + " WHEN NOT MATCHED THEN INSERT (namespace, kind, lock_name, permits) VALUES (s.ns, s.k, s.nm, s.pm)";
+        metaSet = "MERGE INTO " + t + " t" + using + " WHEN MATCHED THEN UPDATE SET permits = s.pm, holds = 1"
+            + " WHEN NOT MATCHED THEN INSERT (namespace, kind, lock_name, permits, holds)"
+            + " VALUES (s.ns, s.k, s.nm, s.pm, 1)";
         nextToken = "SELECT " + next;
         waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
         releaseMarked = wakeIfFree = null;
@@ -293,6 +303,11 @@ final class Sql {
     permitsForce = "DELETE FROM " + p + " WHERE " + pkey;
     permitOwners = "SELECT owner FROM " + p + " WHERE " + pkey + " AND expires_at > " + now;
     purgePermits = "DELETE FROM " + p + " WHERE namespace = ? AND expires_at < " + now + " - ?";
+    // Safe while a take runs: takes count permits under the meta row's lock, and one that finds the row
+    // gone creates it again (the delete waits for a take that holds the row's lock).
+    purgeSemaphores = "DELETE FROM " + t + " WHERE namespace = ? AND kind = 'S' AND holds = 0 AND NOT EXISTS"
+        + " (SELECT 1 FROM " + p + " x WHERE x.namespace = " + t + ".namespace AND x.lock_name = " + t
+        + ".lock_name)";
     listLocks = "SELECT lock_name FROM " + t + " WHERE namespace = ? AND kind = 'L' AND owner IS NOT NULL"
         + " AND expires_at > " + now + " ORDER BY lock_name";
     listSemaphores = "SELECT DISTINCT lock_name FROM " + p + " WHERE namespace = ? AND expires_at > " + now

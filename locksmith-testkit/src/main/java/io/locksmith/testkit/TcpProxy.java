@@ -27,6 +27,9 @@ import java.util.concurrent.locks.LockSupport;
  *       (EOFs too); new connections are accepted but never get anything. Dropped bytes are lost: after
  *       {@link #heal()} the protocol stream of a connection that lived through a blackhole is usually corrupt,
  *       so clients should reconnect (see {@link #resetAll()}).</li>
+ *   <li>{@link #holdReplies(Duration, Duration, int)}: every chunk the target sends back is held for a total time,
+ *       trickling out one byte per gap meanwhile, so a reply arrives whole only after the total time while
+ *       the client's socket never waits longer than the gap for a byte (a late reply, not a dead link).</li>
  *   <li>{@link #resetAll()}: aborts all current connections with a TCP RST on both sides.</li>
  *   <li>{@link #refuseNew(boolean)}: newly accepted connections are reset immediately.</li>
  * </ul>
@@ -56,6 +59,9 @@ public final class TcpProxy implements AutoCloseable {
     private final AtomicLong bytesToClient = new AtomicLong();
 
     private volatile long delayNanos;
+    private volatile long holdRepliesNanos;
+    private volatile long holdGapNanos;
+    private volatile int holdMinBytes;
     private volatile boolean blackhole;
     private volatile boolean refuseNew;
     private volatile boolean closed;
@@ -127,6 +133,33 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     /**
+     * Holds back every chunk the target sends to a client from now on: one byte of it is forwarded after
+     * {@code gap}, one more after each further gap, and the rest once {@code total} has passed since the
+     * chunk was read. A reply thus arrives whole only after {@code total}, while a client whose socket read
+     * times out after more than {@code gap} keeps reading it: what a slow link or a stalled commit does to
+     * a reply that the server has already produced. Client-to-target bytes are not touched. Chunks behind a
+     * held one on the same connection wait for it (the stream keeps its order). {@link #heal()} ends it for
+     * chunks read afterwards. Chunks shorter than {@code minBytes} pass at once: they cannot be trickled
+     * over the whole time, and the short replies are a pool's validation pings, which have a short
+     * timeout of their own (holding them would only make the pool drop its connections).
+     *
+     * @param total how long each chunk is held in all; positive
+     * @param gap the longest time between two bytes forwarded; positive, at most {@code total}
+     * @param minBytes the shortest chunk that is held; at least 1
+     * @throws IllegalArgumentException if a duration or {@code minBytes} is out of range
+     */
+    public void holdReplies(Duration total, Duration gap, int minBytes) {
+        if (total == null || gap == null || total.isNegative() || total.isZero() || gap.isNegative() || gap.isZero()
+                || gap.compareTo(total) > 0 || minBytes < 1) {
+            throw new IllegalArgumentException("need 0 < gap <= total and minBytes >= 1, was gap " + gap + ", total "
+                    + total + ", minBytes " + minBytes);
+        }
+        holdGapNanos = gap.toNanos();
+        holdMinBytes = minBytes;
+        holdRepliesNanos = total.toNanos();
+    }
+
+    /**
      * Silently drops all bytes in both directions on current and new connections, keeping them open, until
      * {@link #heal()}.
      */
@@ -168,6 +201,7 @@ public final class TcpProxy implements AutoCloseable {
      */
     public void heal() {
         delayNanos = 0;
+        holdRepliesNanos = 0;
         blackhole = false;
         refuseNew = false;
     }
@@ -226,7 +260,8 @@ public final class TcpProxy implements AutoCloseable {
     public String toString() {
         return "TcpProxy[127.0.0.1:" + port() + " -> " + targetHost + ":" + targetPort + ", connections "
                 + activeConnections() + (blackhole ? ", blackhole" : "") + (refuseNew ? ", refusing" : "")
-                + (delayNanos > 0 ? ", delay " + Duration.ofNanos(delayNanos) : "") + (closed ? ", closed" : "")
+                + (delayNanos > 0 ? ", delay " + Duration.ofNanos(delayNanos) : "")
+                + (holdRepliesNanos > 0 ? ", replies held " + Duration.ofNanos(holdRepliesNanos) : "") + (closed ? ", closed" : "")
                 + "]";
     }
 
@@ -282,6 +317,23 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
+    /** Forwards one held chunk: a byte per gap, the rest when {@code hold} has passed. */
+    private static void trickle(byte[] buffer, int n, OutputStream out, AtomicLong counter, long hold, long gap)
+            throws IOException, InterruptedException {
+        long start = System.nanoTime();
+        int sent = 0;
+        for (long at = gap; at < hold && sent < n - 1; at += gap) {
+            holdBack(start + at - System.nanoTime());
+            counter.incrementAndGet();
+            out.write(buffer, sent++, 1);
+            out.flush();
+        }
+        holdBack(start + hold - System.nanoTime());
+        counter.addAndGet(n - sent);
+        out.write(buffer, sent, n - sent);
+        out.flush();
+    }
+
     private void join(Thread t) {
         if (t == Thread.currentThread()) {
             return;
@@ -321,8 +373,8 @@ public final class TcpProxy implements AutoCloseable {
         Connection(int id, Socket client, Socket target) {
             this.client = client;
             this.target = target;
-            this.up = new Thread(() -> pump(client, target, bytesToTarget), threadPrefix + "-" + id + "-up");
-            this.down = new Thread(() -> pump(target, client, bytesToClient), threadPrefix + "-" + id + "-down");
+            this.up = new Thread(() -> pump(client, target, bytesToTarget, false), threadPrefix + "-" + id + "-up");
+            this.down = new Thread(() -> pump(target, client, bytesToClient, true), threadPrefix + "-" + id + "-down");
             up.setDaemon(true);
             down.setDaemon(true);
         }
@@ -340,7 +392,7 @@ public final class TcpProxy implements AutoCloseable {
             connections.remove(this);
         }
 
-        private void pump(Socket from, Socket to, AtomicLong counter) {
+        private void pump(Socket from, Socket to, AtomicLong counter, boolean toClient) {
             byte[] buffer = new byte[BUFFER_SIZE];
             try {
                 InputStream in = from.getInputStream();
@@ -358,6 +410,11 @@ public final class TcpProxy implements AutoCloseable {
                         holdBack(delay);
                     }
                     if (blackhole) {
+                        continue;
+                    }
+                    long hold = toClient ? holdRepliesNanos : 0;
+                    if (hold > 0 && n >= holdMinBytes) {
+                        trickle(buffer, n, out, counter, hold, holdGapNanos);
                         continue;
                     }
                     counter.addAndGet(n); // counted before writing, so a peer's reply never outruns the counter
