@@ -163,13 +163,14 @@ class JdbcLateReplyTest {
     HeldReplies held = new HeldReplies(ds);
     String name = "late-pin-" + UUID.randomUUID();
     String lockStatement = mode == JdbcLockMode.ROW_LOCK ? "UPDATE " + JdbcLockClient.DEFAULT_TABLE
-        + " SET owner = ?, holds = 1" : "SELECT pg_try_advisory_lock";
+        + " SET owner = ?, holds = 1" : "pg_try_advisory_lock"; // the advisory grant is one SELECT around it
     try (JdbcLockClient a = JdbcLockClient.builder().dataSource(held).mode(mode).commandTimeout(TIMEOUT)
             .maxConcurrentStatements(1).createTableIfMissing().build();
         JdbcLockClient b = JdbcLockClient.builder().dataSource(ds).mode(mode).build()) {
       PinnedBackend backend = (PinnedBackend) a.lockBackend();
       String owner = a.clientId() + ":late";
-      HeldReplies.Hold hold = held.holdAfter(sql -> sql.startsWith(lockStatement));
+      HeldReplies.Hold hold = held.holdAfter(sql -> mode == JdbcLockMode.ROW_LOCK ? sql.startsWith(lockStatement)
+          : sql.contains(lockStatement));
       CompletableFuture<AcquireReply> first = backend.acquire(name, owner, LEASE, AcquireMode.NEW, null)
           .toCompletableFuture();
       assertThat(hold.awaitHeld(5_000)).as("the first attempt took the lock").isTrue();
