@@ -198,12 +198,39 @@ public final class CheckReport {
   }
 
   /**
+   * Whether, under this fault, a holder that loses its lock can be told ({@code onLost}) before another
+   * client is granted it: the holder's JVM runs, and the lock service ends the hold only by time (a lease
+   * or session the holder could not renew, measured from after its last proof), so the holder's own timer,
+   * which runs out a drift and scheduling allowance earlier, tells it first. True for {@code
+   * blackhole-link}, {@code delay-link}, {@code reset-link}, {@code pause-server}, {@code restart-server}
+   * (the data is kept), {@code kill-minority} (restarted after a lease), {@code kill-leader}, {@code
+   * restart-all} and {@code partition-follower}. False for {@code pause-holder} and {@code kill-holder}
+   * (the holder's JVM is frozen or dead), and for {@code restart-empty}, {@code kill-master}, {@code
+   * expire-minority} and {@code expire-majority}, where the service forgets the hold at once and nothing
+   * could tell the holder in advance; and for {@code none}.
+   *
+   * @param fault the fault
+   * @return whether a loss reported after the next grant breaks a promise (see {@link #brokenPromises()})
+   */
+  public static boolean holderMustBeToldFirst(Fault fault) {
+    return switch (fault) {
+      case BLACKHOLE_LINK, DELAY_LINK, RESET_LINK, PAUSE_SERVER, RESTART_SERVER, KILL_MINORITY, KILL_LEADER,
+          RESTART_ALL, PARTITION_FOLLOWER -> true;
+      default -> false;
+    };
+  }
+
+  /**
    * Violations of what Locksmith promises for this backend and fault (see {@link Expectation}): under a
    * {@link Expectation#CLEAN} expectation any overlap, lost update or accepted stale write; otherwise
    * any overlap neither of whose holds touches a fault window; any token regression unless the fault
    * may lose the counter ({@link #counterMayBeLost(Fault)}); and with fencing, a lost update or accepted
-   * stale write on a lock whose tokens did not regress (the exemption is per lock). A failed fault
-   * injection is not a broken promise but an infrastructure failure ({@link #verdict()}).
+   * stale write on a lock whose tokens did not regress (the exemption is per lock); and, where the holder
+   * can be told first ({@link #holderMustBeToldFirst(Fault)}), a hold held during a fault window whose
+   * holder's lease reported itself {@code LOST} only after another client was granted its lock (JSON
+   * {@code faultLostReportedAfterNextGrant}; a hold lost far from every fault window is a JVM the host
+   * stalled past its lease, a pause, reported in {@code lostReportedAfterNextGrant} but not judged). A
+   * failed fault injection is not a broken promise but an infrastructure failure ({@link #verdict()}).
    *
    * @return descriptions of broken promises; empty if none
    */
@@ -231,6 +258,11 @@ public final class CheckReport {
     }
     if (tokenRegressions() > 0 && !counterMayBeLost(settings.fault())) {
       broken.add(tokenRegressions() + " token regressions" + under + " (the token counter survives this fault)");
+    }
+    int toldLate = lossSignals().faultLostAfter();
+    if (toldLate > 0 && holderMustBeToldFirst(settings.fault())) {
+      broken.add(toldLate + " lost holds reported to their holder only after another client was granted the lock"
+          + under + " (the holder's JVM runs: it must be told first)");
     }
     if (settings.fenced() && expected != Expectation.CLEAN) {
       Set<String> regressed = new HashSet<>();
@@ -347,6 +379,9 @@ public final class CheckReport {
     m.put("lostReportedBeforeNextGrant", loss.lostBefore());
     m.put("lostReportedAfterNextGrant", loss.lostAfter());
     m.put("lostNotReported", loss.notReported());
+    // of lostReportedAfterNextGrant, those of holds held during a fault window (a broken promise where the
+    // holder can be told first: holderMustBeToldFirst)
+    m.put("faultLostReportedAfterNextGrant", loss.faultLostAfter());
     // the smallest time from a holder's onLost to the next grant of its lock; null if none was reported
     m.put("minLossMarginMillis", loss.minMarginNanos() == Long.MAX_VALUE ? null
         : Math.floorDiv(loss.minMarginNanos(), 1_000_000));

@@ -133,9 +133,14 @@ final class Checkers {
    *     (the holder the fault was aimed at, e.g. the one whose link was blackholed), rather than a hold lost
    *     to something the fault did not aim at (a JVM stalled by the host's load)
    * @param victimNotReported grants after a fault victim's hold that was never reported lost
+   * @param faultLostAfter of {@code lostAfter}, the grants after a hold that was held during a fault window
+   *     (granted before the window's end, the next grant after its start; any client, not only the victim:
+   *     a cut-off member serves every client connected to it), rather than a hold lost far from every
+   *     fault, which only a JVM stalled past its whole lease loses
    */
   record LossSignals(int grantsAfterUnreleasedHold, int lostBefore, int lostAfter, int notReported,
-      long minMarginNanos, List<Long> marginsNanos, List<Long> victimMarginsNanos, int victimNotReported) {}
+      long minMarginNanos, List<Long> marginsNanos, List<Long> victimMarginsNanos, int victimNotReported,
+      int faultLostAfter) {}
 
   /** See {@link LossSignals}; {@code LOST} events are those of {@link Event.Op#LOST}. */
   static LossSignals lossSignals(List<Event> history) {
@@ -175,6 +180,7 @@ final class Checkers {
     List<Long> margins = new ArrayList<>();
     List<Long> victimMargins = new ArrayList<>();
     int victimNone = 0;
+    int faultAfter = 0;
     List<FaultWindow> windows = faultWindows(history, Long.MAX_VALUE);
     for (Map.Entry<Current, Long> g : grantsAfter.entrySet()) {
       Current c = g.getKey();
@@ -195,11 +201,14 @@ final class Checkers {
         before++;
       } else {
         after++;
+        boolean inFault = windows.stream().anyMatch(w -> c.startNanos() <= w.endNanos()
+            && g.getValue() >= w.startNanos());
+        faultAfter += inFault ? 1 : 0;
       }
       min = Math.min(min, margin);
     }
     return new LossSignals(grantsAfter.size(), before, after, none, min, List.copyOf(margins),
-        List.copyOf(victimMargins), victimNone);
+        List.copyOf(victimMargins), victimNone, faultAfter);
   }
 
   /** Holds per client, from ACQUIRE OK to RELEASE INVOKE (see the class comment). */

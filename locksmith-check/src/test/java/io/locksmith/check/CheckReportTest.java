@@ -318,6 +318,49 @@ class CheckReportTest {
     assertThat(exit(seen)).isZero();
   }
 
+  /**
+   * The victim {@code a} holds L across a fault window; {@code b} is granted L inside it at 150 ms, and
+   * a's lease reports itself {@code LOST} at {@code lostMs}. Nobody writes: only the loss signal is judged.
+   */
+  private static H toldAt(long lostMs) {
+    return new H().ev(0, "a", Op.ACQUIRE, Type.INVOKE, "L", 0, 0, 0).ev(1, "a", Op.ACQUIRE, Type.OK, "L", 10, 0, 0)
+        .fault(100, 300, "a", "L").cycle("b", "L", 11, 149, 160, 0, 1).ev(lostMs, "a", Op.LOST, Type.OK, "L", 10, 0, 0)
+        .ev(351, "a", Op.RELEASE, Type.INVOKE, "L", 10, 0, 0);
+  }
+
+  @Test
+  void aHolderToldOfItsLossAfterTheNextGrantBreaksThePromiseWhereItCouldHaveBeenTold() {
+    // the holder's JVM runs under these faults: its own timer must tell it before another client is granted
+    for (var bf : List.of(List.of(CheckBackend.ZOOKEEPER_ENSEMBLE, Fault.PARTITION_FOLLOWER),
+        List.of(CheckBackend.REDIS, Fault.BLACKHOLE_LINK), List.of(CheckBackend.REDIS, Fault.DELAY_LINK),
+        List.of(CheckBackend.ZOOKEEPER_ENSEMBLE, Fault.KILL_LEADER))) {
+      CheckBackend b = (CheckBackend) bf.get(0);
+      Fault f = (Fault) bf.get(1);
+      CheckReport late = toldAt(200).report(b, f, true);
+      assertThat(late.lossSignals().lostAfter()).isEqualTo(1);
+      assertThat(late.brokenPromises()).as(f.cliName()).singleElement().asString()
+          .contains("1 lost holds reported to their holder only after another client was granted");
+      assertThat(late.verdict()).as(f.cliName()).isEqualTo(CheckReport.Verdict.PROMISE_BROKEN);
+      assertThat(late.toJson()).contains("\"faultLostReportedAfterNextGrant\": 1");
+      CheckReport first = toldAt(140).report(b, f, true); // told 10 ms before b's grant
+      assertThat(first.brokenPromises()).as(f.cliName()).isEmpty();
+      assertThat(first.verdict()).as(f.cliName()).isEqualTo(CheckReport.Verdict.PASSED);
+    }
+    // a frozen (pause-holder) or dead (kill-holder) JVM cannot be told in time: reported, not judged
+    assertThat(toldAt(200).report(CheckBackend.ZOOKEEPER, Fault.PAUSE_HOLDER, true).verdict())
+        .isEqualTo(CheckReport.Verdict.PASSED);
+    // neither can a holder whose server forgot the lock at once (a restart without data, a clock jump)
+    assertThat(toldAt(200).report(CheckBackend.REDIS, Fault.RESTART_EMPTY, true).brokenPromises()).isEmpty();
+    assertThat(toldAt(200).report(CheckBackend.REDIS, Fault.EXPIRE_MAJORITY, true).brokenPromises()).isEmpty();
+    // a hold lost far from every fault window is a JVM the host stalled past its lease (a pause): not judged
+    H stalled = new H().fault(0, 10, null, "").ev(1000, "c", Op.ACQUIRE, Type.OK, "M", 1, 0, 0)
+        .cycle("d", "M", 2, 1500, 1510, 0, 1).ev(1600, "c", Op.LOST, Type.OK, "M", 1, 0, 0)
+        .ev(1601, "c", Op.RELEASE, Type.INVOKE, "M", 1, 0, 0);
+    CheckReport r = stalled.report(CheckBackend.REDIS, Fault.BLACKHOLE_LINK, true);
+    assertThat(r.lossSignals().lostAfter()).isEqualTo(1);
+    assertThat(r.brokenPromises()).noneMatch(p -> p.contains("lost holds reported"));
+  }
+
   @Test
   void concurrentAcquisitionsAreNotJudgedForTokenOrder() {
     // b was invoked before a's grant completed: the lock may have ordered them either way

@@ -69,6 +69,25 @@ class LossSignalsTest {
   }
 
   @Test
+  void aLossReportedAfterTheNextGrantIsCountedApartWhenItsHoldWasHeldDuringAFault() {
+    ev(0, "a", Op.ACQUIRE, Type.OK, "x", 1); // the victim
+    ev(5, "e", Op.ACQUIRE, Type.OK, "z", 3); // another client on the cut member: not the victim, also held
+    h.add(new Event(10 * MS, "nemesis", Op.FAULT, Type.INVOKE, "x", 0, 0, 0, "cut" + Checkers.victimTag("a")));
+    ev(120, "b", Op.ACQUIRE, Type.OK, "x", 2);
+    ev(125, "f", Op.ACQUIRE, Type.OK, "z", 4);
+    ev(130, "a", Op.LOST, Type.OK, "x", 1); // told 10 ms after b's grant
+    ev(131, "e", Op.LOST, Type.OK, "z", 3); // told 6 ms after f's grant
+    h.add(new Event(300 * MS, "nemesis", Op.FAULT, Type.OK, "x", 0, 0, 0, ""));
+    ev(400, "c", Op.ACQUIRE, Type.OK, "y", 5);
+    ev(450, "d", Op.ACQUIRE, Type.OK, "y", 6);
+    ev(460, "c", Op.LOST, Type.OK, "y", 5); // a hold far from the fault, told late: a stalled JVM
+    Checkers.LossSignals s = Checkers.lossSignals(h);
+    assertThat(s.lostAfter()).isEqualTo(3);
+    assertThat(s.faultLostAfter()).isEqualTo(2);
+    assertThat(s.victimMarginsNanos()).containsExactly(-10 * MS);
+  }
+
+  @Test
   void withoutLossesThereIsNoMargin() {
     ev(0, "a", Op.ACQUIRE, Type.OK, "x", 1);
     ev(10, "a", Op.RELEASE, Type.INVOKE, "x", 1);

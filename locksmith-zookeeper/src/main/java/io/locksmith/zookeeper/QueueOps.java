@@ -501,6 +501,14 @@ final class QueueOps implements SemaphoreOps {
         return loops < MAX_LOOPS ? attempt(h, leaseMillis, started, waiterId, loops + 1, what)
             : CompletableFuture.failedFuture(new BackendUnavailableException(what + ": the session keeps changing"));
       }
+      if (!provenFor(current)) {
+        // nothing answered through the leader proves this session (a new one whose create was sent while
+        // the handle had none), or its proof is old: reported now, the loss check would declare the grant
+        // lost at once and delete its node. Prove it with a sync sent in it, then decide again
+        return loops < MAX_LOOPS ? prove(h.parent, what).thenCompose(v -> decide(h, snap, leaseMillis, started,
+            waiterId, loops + 1, what)) : CompletableFuture.failedFuture(new BackendUnavailableException(what
+            + ": no request of the ZooKeeper session was answered through the leader"));
+      }
       int taken = index + 1; // in arrival order, every node ahead of a granted permit holds one
       return grant(h, snap, index, leaseMillis, started, what).thenApply(r -> counted(r, snap.permits(), taken));
     }
@@ -630,6 +638,27 @@ final class QueueOps implements SemaphoreOps {
   CompletableFuture<Stat> stat(String path, String what) {
     return backend.zk().call(what, cb -> backend.curator().checkExists().inBackground(cb).forPath(path), Code.NONODE)
         .thenApply(CuratorEvent::getStat); // a read proves nothing of the session (see Sessions)
+  }
+
+  /**
+   * Whether {@code session} is proven through the leader for long enough that a grant reported now is not
+   * declared lost at once: its loss bound is at least two heartbeats away. The heartbeat keeps a session
+   * that reaches its leader well within that, so a grant costs a request more only when nothing proves
+   * its session: a new one, or one whose heartbeats went unanswered.
+   */
+  private boolean provenFor(long session) {
+    Sessions sessions = backend.sessions();
+    return !sessions.bound(session).passed(System.nanoTime() + 2 * sessions.heartbeatNanos(session));
+  }
+
+  /**
+   * A {@code sync} through the leader, credited to the session that sent it if the handle is still in it
+   * when the reply comes ({@link #proven(long, long)}).
+   */
+  private CompletableFuture<Void> prove(String path, String what) {
+    long sent = System.nanoTime();
+    long session = backend.handleSession();
+    return backend.sync(path, what).thenRun(() -> proven(session, sent));
   }
 
   /**

@@ -1002,8 +1002,9 @@ final class ZooKeeperBackend implements LockBackend {
   /**
    * Brings the server this client talks to up to date with the leader before a read that must see other
    * clients' latest writes (an operator's inspect or force-unlock): ZooKeeper's reads are served by the
-   * connected server, which may lag. Grants need no sync: a client's own create is applied on its server
-   * before the reply, and so is everything ordered before it.
+   * connected server, which may lag. Grants need no sync to see the queue: a client's own create is
+   * applied on its server before the reply, and so is everything ordered before it. A grant whose session
+   * nothing proves yet is proven by a sync first, for its loss bound ({@code QueueOps}).
    */
   CompletableFuture<Void> sync(String path, String what) {
     return zk.call(what, cb -> curator.sync().inBackground(cb).forPath(path), Code.NONODE).thenApply(e -> null);

@@ -114,6 +114,47 @@ class ZooKeeperSessionTest {
   }
 
   /**
+   * Issue 23 item 13 (the partition-follower campaign's overlaps after a heal): an acquisition started
+   * while the client is disconnected and its session expired. Its create goes out only once the handle has
+   * connected in a new session, so the session seen when it was sent was none and the reply proves nothing
+   * (item 17: a proof counts only for the session that sent the request). Before the fix the grant was
+   * reported in that never-proven session, and the loss check declared it LOST at once and deleted the
+   * node: a grant lost within milliseconds, the next client granted right after. The grant must prove its
+   * session through the leader first, so it stands. The 20 s session (the most the shared server's 1 s tick
+   * accepts, so it is not negotiated down) puts the heartbeat 3.3 s apart: it does not prove the new
+   * session before the grant by chance.
+   */
+  @Test
+  void aGrantInANewSessionIsProvenBeforeItIsReported() throws Exception {
+    String name = "new-session-" + System.nanoTime();
+    try (TcpProxy proxy = TcpProxy.start(ZK.get().host(), ZK.get().port());
+        ZooKeeperLockClient holder = ZooKeeperLockClient.builder().uri("zookeeper://" + proxy.host() + ":"
+            + proxy.port()).sessionTimeout(Duration.ofSeconds(20)).connectionTimeout(Duration.ofSeconds(10)).build()) {
+      LeaseEventLog log = new LeaseEventLog();
+      holder.backend.observe(log);
+      holder.lock(name).acquire().release(); // the first session, proven
+      long first = holder.backend.currentSession();
+      byte[] password = holder.backend.sessionPassword();
+      proxy.refuseNew(true);
+      proxy.resetAll();
+      assertThat(eventually(Duration.ofSeconds(5), () -> holder.backend.handleSession() == 0))
+          .as("disconnected").isTrue();
+      ZooKeeperSessions.expire(ZK.get().connectString(), first, password, Duration.ofSeconds(5));
+      CompletableFuture<Lease> acquired = holder.lock(name, LONG).acquireAsync(Duration.ofSeconds(20))
+          .toCompletableFuture();
+      proxy.refuseNew(false);
+      Lease lease = acquired.get(20, TimeUnit.SECONDS);
+      assertThat(holder.backend.currentSession()).as("granted in a new session").isNotEqualTo(first);
+      // before the fix: LOST within milliseconds ("nothing proves its ZooKeeper session alive")
+      assertThat(eventually(Duration.ofMillis(500), () -> lease.state() == LeaseState.LOST))
+          .as("the grant stands: %s", log.events()).isFalse();
+      assertThat(log.events()).as("no lease of the new session lost").noneMatch(e -> e.kind().equals("lost")
+          && name.equals(e.name()));
+      assertThat(lease.release()).isTrue();
+    }
+  }
+
+  /**
    * A cut shorter than the session: the connection drops (suspended: uncertain), the client reconnects in
    * the same session and the lease is held again.
    */
