@@ -1,6 +1,5 @@
 package io.locksmith.jdbc;
 
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -8,12 +7,10 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
@@ -23,8 +20,7 @@ import javax.sql.DataSource;
  * Arm it with {@link #holdAfter(Predicate)} or {@link #holdAfterCommit()}; the next matching call runs,
  * then blocks until {@link Hold#deliver()}. Thread-safe.
  */
-final class HeldReplies implements DataSource {
-  private final DataSource target;
+final class HeldReplies extends ForwardingDataSource {
   private final AtomicReference<Hold> armed = new AtomicReference<>();
 
   static final Predicate<String> COMMIT = sql -> sql.equals("COMMIT");
@@ -51,7 +47,7 @@ final class HeldReplies implements DataSource {
   }
 
   HeldReplies(DataSource target) {
-    this.target = target;
+    super(target);
   }
 
   /** The next statement whose SQL matches is executed, then its reply held until {@link Hold#deliver()}. */
@@ -133,40 +129,5 @@ final class HeldReplies implements DataSource {
   @Override
   public Connection getConnection(String user, String password) throws SQLException {
     return wrap(target.getConnection(user, password));
-  }
-
-  @Override
-  public PrintWriter getLogWriter() throws SQLException {
-    return target.getLogWriter();
-  }
-
-  @Override
-  public void setLogWriter(PrintWriter out) throws SQLException {
-    target.setLogWriter(out);
-  }
-
-  @Override
-  public void setLoginTimeout(int seconds) throws SQLException {
-    target.setLoginTimeout(seconds);
-  }
-
-  @Override
-  public int getLoginTimeout() throws SQLException {
-    return target.getLoginTimeout();
-  }
-
-  @Override
-  public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-    return target.getParentLogger();
-  }
-
-  @Override
-  public <T> T unwrap(Class<T> iface) throws SQLException {
-    return target.unwrap(iface);
-  }
-
-  @Override
-  public boolean isWrapperFor(Class<?> iface) throws SQLException {
-    return target.isWrapperFor(iface);
   }
 }

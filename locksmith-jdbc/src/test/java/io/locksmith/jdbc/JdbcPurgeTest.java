@@ -8,12 +8,10 @@ import io.locksmith.Lease;
 import io.locksmith.testkit.SharedTopology;
 import io.locksmith.testkit.mariadb.MariaDbServer;
 import io.locksmith.testkit.postgres.PostgresServer;
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
@@ -22,7 +20,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -145,14 +142,13 @@ class JdbcPurgeTest {
   }
 
   /** A data source that can stop handing out connections (every borrower waits) until resumed. */
-  static final class StalledPool implements DataSource {
-    private final DataSource target;
+  static final class StalledPool extends ForwardingDataSource {
     private volatile CountDownLatch resumed = new CountDownLatch(0);
     private final AtomicInteger waiting = new AtomicInteger();
     private final CountDownLatch someoneWaits = new CountDownLatch(1);
 
     StalledPool(DataSource target) {
-      this.target = target;
+      super(target);
     }
 
     void stall() {
@@ -190,41 +186,6 @@ class JdbcPurgeTest {
     @Override
     public Connection getConnection(String user, String password) throws SQLException {
       return getConnection();
-    }
-
-    @Override
-    public PrintWriter getLogWriter() throws SQLException {
-      return target.getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-      target.setLogWriter(out);
-    }
-
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-      target.setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-      return target.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-      return target.getParentLogger();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-      return target.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-      return target.isWrapperFor(iface);
     }
   }
 }
