@@ -9,6 +9,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -111,7 +112,7 @@ class JdbcClientWallClockTest {
         assertThat(next.get().fencingToken()).isGreaterThan(childToken);
 
         // 5. the child, with its shifted clock, sees its lease over too (its monotonic validity elapsed)
-        Writer in = new java.io.OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8);
+        Writer in = new OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8);
         in.write("STATE\n");
         in.flush();
         String[] state = out.next("STATE ", childErr).split(" ");
@@ -126,7 +127,10 @@ class JdbcClientWallClockTest {
             + childRemaining + " ms left, row expiry " + storedRemaining + " ms ahead of the database clock, taken over "
             + takenAfter + " ms later; classes rewritten: " + rewritten);
         assertThat(failed).as("classes the agent could not rewrite").isEqualTo("[]");
-        assertThat(rewritten).contains(SkewedClientProcess.class.getName().replace('.', '/'));
+        // the agent reached the test's class and the JDBC driver's (HikariCP's only such read is in a
+        // clock source it does not load on Linux, so the pool is covered but shows no rewritten class)
+        assertThat(rewritten).contains(SkewedClientProcess.class.getName().replace('.', '/'))
+            .contains("org/postgresql/");
         assertThat(child.waitFor(10, TimeUnit.SECONDS)).as("child exits").isTrue();
         assertThat(child.exitValue()).isZero();
       } finally {
