@@ -26,7 +26,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * <p>The application's own clocks are not skewed here, because no skew of them could be misused: the
  * monotonic {@link io.locksmith.Ticker} only enters differences (the earlier version of this test
  * offset it by an hour, which proved nothing), and no main class reads the wall clock at all, which
- * {@code WallClockArchitectureTest} in locksmith-cli checks on the bytecode of every backend.
+ * {@code WallClockArchitectureTest} in locksmith-cli checks on the bytecode of every backend. A client
+ * process whose whole wall clock (driver and pool included) is a day off is run by
+ * {@link JdbcClientWallClockTest}.
  */
 class JdbcClockSkewTest {
   @RegisterExtension
