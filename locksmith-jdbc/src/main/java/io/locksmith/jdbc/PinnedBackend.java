@@ -260,7 +260,8 @@ final class PinnedBackend implements LockBackend {
     try {
       networkTimeoutBefore = db.pinNetworkTimeout(c);
       long advisoryKey = advisoryKey(name);
-      int backendPid = mode == JdbcLockMode.ROW_LOCK ? (lockRow(c, name) ? 0 : -1) : lockAdvisory(c, advisoryKey);
+      long rowToken = mode == JdbcLockMode.ROW_LOCK ? lockRow(c, name) : NOT_LOCKED;
+      int backendPid = mode == JdbcLockMode.ROW_LOCK ? (rowToken != NOT_LOCKED ? 0 : -1) : lockAdvisory(c, advisoryKey);
       boolean locked = backendPid >= 0;
       if (!locked) {
         if (waiterId == null) {
@@ -276,18 +277,8 @@ final class PinnedBackend implements LockBackend {
         token = rs.getLong(1);
       }
       if (mode == JdbcLockMode.ROW_LOCK) {
-        // never at or below the token the row records (a sequence set back behind it); the row is locked
-        try (PreparedStatement ps = db.prepare(c, "SELECT token FROM " + sql.table
-            + " WHERE namespace = ? AND kind = ? AND lock_name = ?")) {
-          ps.setString(1, namespace);
-          ps.setString(2, String.valueOf(KIND));
-          ps.setString(3, name);
-          try (ResultSet rs = ps.executeQuery()) {
-            if (rs.next()) {
-              token = Math.max(token, rs.getLong(1) + 1);
-            }
-          }
-        }
+        // never at or below the token the row records (a sequence set back behind it), as read when locked
+        token = Math.max(token, rowToken + 1);
         // the row records its last holder; the update commits with the release
         try (PreparedStatement ps = db.prepare(c, "UPDATE " + sql.table + " SET owner = ?, holds = 1, token = ?"
             + " WHERE namespace = ? AND kind = ? AND lock_name = ?")) {
@@ -319,8 +310,9 @@ final class PinnedBackend implements LockBackend {
    * (in autocommit) only when the name has none yet: an insert-if-missing on a row another session has
    * locked would wait for that lock.
    */
-  private boolean lockRow(Connection c, String name) throws SQLException {
-    Boolean locked = selectForUpdateNowait(c, name);
+  /** @return the locked row's token, or {@link #NOT_LOCKED} if another session holds it */
+  private long lockRow(Connection c, String name) throws SQLException {
+    Long locked = selectForUpdateNowait(c, name);
     if (locked != null) {
       return locked;
     }
@@ -336,11 +328,17 @@ final class PinnedBackend implements LockBackend {
       }
     }
     locked = selectForUpdateNowait(c, name);
-    return locked != null && locked;
+    return locked != null ? locked : NOT_LOCKED;
   }
 
-  /** @return true if locked, false if another session holds it, null if there is no row (autocommit back on) */
-  private Boolean selectForUpdateNowait(Connection c, String name) throws SQLException {
+  /** A row another session holds locked (tokens are never negative). */
+  private static final long NOT_LOCKED = Long.MIN_VALUE;
+
+  /**
+   * @return the row's token if locked, {@link #NOT_LOCKED} if another session holds it, null if there is no
+   *     row (autocommit back on)
+   */
+  private Long selectForUpdateNowait(Connection c, String name) throws SQLException {
     c.setAutoCommit(false);
     try (PreparedStatement ps = db.prepare(c, "SELECT token FROM " + sql.table
         + " WHERE namespace = ? AND kind = ? AND lock_name = ? FOR UPDATE NOWAIT")) {
@@ -349,12 +347,12 @@ final class PinnedBackend implements LockBackend {
       ps.setString(3, name);
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
-          return true;
+          return rs.getLong(1);
         }
       }
     } catch (SQLException e) {
       if (isLockNotAvailable(e)) {
-        return false;
+        return NOT_LOCKED;
       }
       throw e;
     }
@@ -680,8 +678,8 @@ final class PinnedBackend implements LockBackend {
       for (String name : names) {
         c.setAutoCommit(false);
         try {
-          Boolean locked = selectForUpdateNowait(c, name); // null: gone already (autocommit back on)
-          if (locked != null && locked) {
+          Long locked = selectForUpdateNowait(c, name); // null: gone already (autocommit back on)
+          if (locked != null && locked != NOT_LOCKED) {
             try (PreparedStatement ps = db.prepare(c, "DELETE FROM " + sql.table
                 + " WHERE namespace = ? AND kind = ? AND lock_name = ?")) {
               ps.setString(1, namespace);
