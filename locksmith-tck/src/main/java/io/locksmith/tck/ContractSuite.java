@@ -113,6 +113,8 @@ public abstract class ContractSuite {
         return;
       } catch (WindowMissed e) {
         missed.add(window.toMillis() + " ms: " + e.getMessage());
+        System.out.printf("[window] %s: %d ms too short (%s); again with %d ms%n", base, window.toMillis(),
+            e.getMessage(), window.toMillis() * 2);
       } finally {
         name = base;
       }
