@@ -50,6 +50,18 @@ public abstract class ContractSuite {
     return Duration.ofSeconds(2);
   }
 
+  /**
+   * The watched lease of the force-unlock cases ({@code forceUnlockTells...AtOnce}): long enough that
+   * its first renewal (a third of it) comes well after {@link #evictionNoticeBound()}, so a LOST seen
+   * within that bound was told, not found at a renewal. A backend that documents finding out at the
+   * renewal (see {@link #evictionNoticeBound()}) may shorten both together to keep its case short.
+   *
+   * @return the lease, 30 s by default (first renewal 10 s after the grant)
+   */
+  protected Duration evictionCaseLease() {
+    return Duration.ofSeconds(30);
+  }
+
   /** @return a client the suite closes after the test */
   protected final LockClient client() {
     LockClient c = newClient();
@@ -66,6 +78,65 @@ public abstract class ContractSuite {
   void nameTheLock(TestInfo info) {
     name = namePrefix + info.getTestMethod().map(m -> m.getName()).orElse("test") + "/"
         + Long.toHexString(System.nanoTime());
+  }
+
+  /** A case run with a real-time window: a delay, a short lease or a bounded wait of the given length. */
+  @FunctionalInterface
+  protected interface WindowedCase {
+    /**
+     * @param window the window of this attempt
+     * @throws Exception on failure; {@link #windowMissed} when the machine, not the backend, was too slow
+     */
+    void run(Duration window) throws Exception;
+  }
+
+  /**
+   * Runs a case that needs some of its steps done within a real-time window (e.g. "checked while the
+   * delay still runs"), first with a short window and, each time the test itself was too slow for it
+   * (the case calls {@link #windowMissed}), again with twice the window under a fresh lock name. A
+   * loaded machine thus costs time, never a false failure; any other failure fails at once. The last
+   * window is {@code first} times 2^(attempts-1).
+   *
+   * @param first the first window
+   * @param attempts how many windows to try
+   * @param body the case
+   * @throws Exception what the case threw, or an AssertionError if every window was missed
+   */
+  protected final void withGrowingWindow(Duration first, int attempts, WindowedCase body) throws Exception {
+    String base = name;
+    Duration window = first;
+    List<String> missed = new ArrayList<>();
+    for (int attempt = 0; attempt < attempts; attempt++, window = window.multipliedBy(2)) {
+      name = attempt == 0 ? base : base + "/retry-" + attempt;
+      try {
+        body.run(window);
+        return;
+      } catch (WindowMissed e) {
+        missed.add(window.toMillis() + " ms: " + e.getMessage());
+        System.out.printf("[window] %s: %d ms too short (%s); again with %d ms%n", base, window.toMillis(),
+            e.getMessage(), window.toMillis() * 2);
+      } finally {
+        name = base;
+      }
+    }
+    throw new AssertionError("the test was too slow for every window it tried: " + missed);
+  }
+
+  /**
+   * Ends an attempt of {@link #withGrowingWindow} whose precondition did not hold in time.
+   *
+   * @param why which step did not finish within the window
+   * @return never returns normally; declared so that callers can write {@code throw windowMissed(..)}
+   */
+  protected static RuntimeException windowMissed(String why) {
+    throw new WindowMissed(why);
+  }
+
+  /** The test thread (not the backend) was too slow for an attempt's window. */
+  private static final class WindowMissed extends RuntimeException {
+    WindowMissed(String why) {
+      super(why, null, false, false);
+    }
   }
 
   @AfterEach

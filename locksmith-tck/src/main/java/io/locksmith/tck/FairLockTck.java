@@ -75,24 +75,51 @@ public abstract class FairLockTck extends LockClientTck {
     LockClient a = client();
     LockClient b = client();
     LockClient c = client();
-    Lease held = lock(a, name(), LockOptions.watched(LONG_LEASE)).acquire();
-    // first in line, then cancelled
-    CompletableFuture<Lease> cancelled = lock(b, name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
-    awaitQueued(a, 1);
-    CompletableFuture<Lease> patient = lock(c, name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
-    awaitQueued(a, 2);
-    assertThat(cancelled.cancel(false)).isTrue();
-    awaitQueued(a, 1);
-    held = handOff(held, patient);
-    // first in line, then out of time
-    CompletableFuture<Optional<Lease>> impatient =
-        // long enough to be seen queued on a loaded machine before it runs out
-        lock(b, name()).tryAcquireAsync(Duration.ofSeconds(2)).toCompletableFuture();
-    awaitQueued(a, 1);
-    CompletableFuture<Lease> next = lock(c, name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
-    assertThat(impatient.get(10, TimeUnit.SECONDS)).isEmpty();
-    awaitQueued(a, 1);
-    handOff(held, next).release();
+    // the window is the impatient waiter's wait: it must be seen queued, and the next waiter seen queued
+    // behind it, before it runs out. 500 ms is ample on a quiet machine; a slower test retries longer
+    withGrowingWindow(Duration.ofMillis(500), 4, wait -> {
+      Lease held = lock(a, name(), LockOptions.watched(LONG_LEASE)).acquire();
+      // first in line, then cancelled
+      CompletableFuture<Lease> cancelled =
+          lock(b, name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
+      awaitQueued(a, 1);
+      CompletableFuture<Lease> patient = lock(c, name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
+      awaitQueued(a, 2);
+      assertThat(cancelled.cancel(false)).isTrue();
+      awaitQueued(a, 1);
+      held = handOff(held, patient);
+      // first in line, then out of time
+      CompletableFuture<Optional<Lease>> impatient = lock(b, name()).tryAcquireAsync(wait).toCompletableFuture();
+      awaitQueuedWhile(a, 1, impatient, "the impatient waiter queued");
+      CompletableFuture<Lease> next = lock(c, name()).acquireAsync(Duration.ofSeconds(30)).toCompletableFuture();
+      try {
+        awaitQueuedWhile(a, 2, impatient, "the next waiter queued behind the impatient one");
+      } catch (RuntimeException missed) {
+        held.release();
+        next.thenAccept(Lease::release);
+        throw missed;
+      }
+      assertThat(impatient.get(10, TimeUnit.SECONDS)).isEmpty();
+      awaitQueued(a, 1);
+      handOff(held, next).release();
+    });
+  }
+
+  /**
+   * Waits until {@code count} waiters are queued, as long as {@code pending} has not completed; if it
+   * completed first (its wait ran out before the test saw the queue), the attempt's window was missed.
+   */
+  private void awaitQueuedWhile(LockClient observer, int count, CompletableFuture<?> pending, String what)
+      throws InterruptedException {
+    DistributedLock lock = lock(observer, name());
+    boolean[] seen = new boolean[1];
+    assertThat(eventually(Duration.ofSeconds(10), () -> {
+      seen[0] = lock.inspect().map(i -> i.waiters() == count).orElse(false);
+      return seen[0] || pending.isDone();
+    })).as("%d waiter(s) queued on the backend", count).isTrue();
+    if (!seen[0]) {
+      throw windowMissed(what + " only after the impatient waiter's wait ran out");
+    }
   }
 
   /** Releases {@code held} and expects {@code next} granted promptly: woken, not left to a backstop. */

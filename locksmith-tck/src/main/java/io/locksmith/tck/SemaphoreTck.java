@@ -66,7 +66,7 @@ public abstract class SemaphoreTck extends ContractSuite {
     Lease third = inB.tryAcquire().orElseThrow();
     assertThat(List.of(first, second, third)).allSatisfy(l -> assertThat(l.isHeld()).isTrue());
     assertThat(inB.tryAcquire()).as("no fourth permit").isEmpty();
-    assertThat(inA.tryAcquire(Duration.ofMillis(200))).as("not even after a wait").isEmpty();
+    assertThat(inA.tryAcquire(Duration.ofMillis(100))).as("not even after a wait").isEmpty();
     assertThat(inA.describe().taken()).isEqualTo(3);
     assertThat(second.release()).isTrue();
     Lease fourth = inB.tryAcquire().orElseThrow();
@@ -157,8 +157,9 @@ public abstract class SemaphoreTck extends ContractSuite {
     DistributedSemaphore watched = a.semaphore(name(), 2, LockOptions.watched(WATCHED_LEASE));
     Lease one = watched.acquire();
     Lease two = watched.acquire();
-    // the contender's bounded wait spans four lease times: renewal keeps both permits taken throughout
-    assertThat(b.semaphore(name(), 2).tryAcquire(WATCHED_LEASE.multipliedBy(4))).isEmpty();
+    // the contender's bounded wait spans two lease times (real time: the backend's lease runs on it);
+    // unrenewed, both permits would be back after one (renewed every third of the lease: some six times)
+    assertThat(b.semaphore(name(), 2).tryAcquire(WATCHED_LEASE.multipliedBy(2))).isEmpty();
     assertThat(one.state()).isEqualTo(LeaseState.HELD);
     assertThat(two.state()).isEqualTo(LeaseState.HELD);
     assertThat(one.release()).isTrue();
@@ -196,7 +197,7 @@ public abstract class SemaphoreTck extends ContractSuite {
     LockClient a = client();
     LockClient b = client();
     LockClient operator = client();
-    LockOptions longLease = LockOptions.watched(Duration.ofSeconds(30));
+    LockOptions longLease = LockOptions.watched(evictionCaseLease());
     List<Lease> permits = List.of(a.semaphore(name(), 3, longLease).acquire(),
         a.semaphore(name(), 3, longLease).acquire(), b.semaphore(name(), 3, longLease).acquire());
     CountDownLatch lost = new CountDownLatch(permits.size());
@@ -290,8 +291,9 @@ public abstract class SemaphoreTck extends ContractSuite {
     assertThat(info.permits()).isEqualTo(1);
     assertThat(info.taken()).as("may exceed the count after it was lowered").isEqualTo(3);
     assertThat(info.available()).isZero();
-    // several renewals later every permit is still held, and a newcomer still waits
-    assertThat(inB.tryAcquire(WATCHED_LEASE.multipliedBy(3))).isEmpty();
+    // several renewals later (two lease times, renewed every third of it) every permit is still held,
+    // and a newcomer still waits
+    assertThat(inB.tryAcquire(WATCHED_LEASE.multipliedBy(2))).isEmpty();
     assertThat(held).allSatisfy(l -> assertThat(l.state()).isEqualTo(LeaseState.HELD));
     assertThat(held.remove(0).release()).isTrue();
     assertThat(inB.tryAcquire()).as("2 held, 1 permit").isEmpty();

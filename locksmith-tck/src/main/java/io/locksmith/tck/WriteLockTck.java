@@ -122,7 +122,7 @@ public abstract class WriteLockTck extends LockClientTck {
     LockOptions longLease = LockOptions.watched(Duration.ofSeconds(30));
     Lease writer = rw(a, longLease).writeLock().acquire();
     CompletableFuture<Lease> reader = rw(b).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
-    assertThat(rw(b).readLock().tryAcquire(Duration.ofMillis(200))).isEmpty();
+    assertThat(rw(b).readLock().tryAcquire(Duration.ofMillis(100))).isEmpty();
     assertThat(reader).isNotDone();
     writer.release();
     // far less than the 30 s lease: the reader was woken by the release
@@ -132,7 +132,7 @@ public abstract class WriteLockTck extends LockClientTck {
     Lease longRead = rw(a, longLease).readLock().acquire();
     read.release();
     CompletableFuture<Lease> nextWriter = rw(b).writeLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
-    assertThat(rw(b).writeLock().tryAcquire(Duration.ofMillis(200))).isEmpty();
+    assertThat(rw(b).writeLock().tryAcquire(Duration.ofMillis(100))).isEmpty();
     assertThat(nextWriter).isNotDone();
     longRead.release();
     Lease write = nextWriter.get(5, TimeUnit.SECONDS);
@@ -171,17 +171,40 @@ public abstract class WriteLockTck extends LockClientTck {
     LockClient a = client();
     LockClient b = client();
     LockClient c = client();
-    Lease held = rw(a, LockOptions.watched(Duration.ofSeconds(30))).readLock().acquire();
-    CompletableFuture<Optional<Lease>> writer =
-        // long enough to be seen keeping readers out on a loaded machine before it runs out
-        rw(b).writeLock().tryAcquireAsync(Duration.ofSeconds(2)).toCompletableFuture();
-    assertThat(readersAreKeptOut(c)).isTrue();
-    CompletableFuture<Lease> reader = rw(c).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
-    assertThat(writer.get(10, TimeUnit.SECONDS)).as("the writer's wait ran out").isEmpty();
-    // the readers kept out by the writer are let in when it leaves, not when their backstop runs out
-    Lease read = reader.get(3, TimeUnit.SECONDS);
-    read.release();
-    held.release();
+    // the window is the writer's wait: it must be seen keeping a new reader out, and that reader seen
+    // waiting, before it runs out. 500 ms is ample on a quiet machine; a slower test retries longer
+    withGrowingWindow(Duration.ofMillis(500), 4, wait -> {
+      Lease held = rw(a, LockOptions.watched(Duration.ofSeconds(30))).readLock().acquire();
+      CompletableFuture<Optional<Lease>> writer = rw(b).writeLock().tryAcquireAsync(wait).toCompletableFuture();
+      boolean[] refused = new boolean[1];
+      assertThat(eventually(Duration.ofSeconds(10), () -> {
+        Optional<Lease> l = rw(c).readLock().tryAcquire();
+        l.ifPresent(Lease::release);
+        refused[0] = l.isEmpty();
+        return refused[0] || writer.isDone();
+      })).isTrue();
+      if (!refused[0]) {
+        held.release();
+        throw windowMissed("a new reader was refused only after the writer's wait ran out");
+      }
+      CompletableFuture<Lease> reader = rw(c).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+      boolean[] bothWait = new boolean[1];
+      assertThat(eventually(Duration.ofSeconds(10), () -> {
+        bothWait[0] = waiters(a) == 2;
+        return bothWait[0] || writer.isDone();
+      })).isTrue();
+      if (!bothWait[0]) {
+        held.release();
+        reader.thenAccept(Lease::release);
+        throw windowMissed("the reader was seen waiting only after the writer's wait ran out");
+      }
+      assertThat(writer.get(10, TimeUnit.SECONDS)).as("the writer's wait ran out").isEmpty();
+      // the readers kept out by the writer are let in when it leaves, not when their backstop runs out:
+      // 3 s is far below the reader's 20 s wait
+      Lease read = reader.get(3, TimeUnit.SECONDS);
+      read.release();
+      held.release();
+    });
   }
 
   /** Waiting writers + waiting readers, as the side that holds reports them; -1 if nobody holds. */
@@ -244,23 +267,38 @@ public abstract class WriteLockTck extends LockClientTck {
   void readersWaitingWhenAWriteLeaseRunsOutEnterBeforeTheNextWriter() throws Exception {
     LockClient writers = client();
     LockClient readers = client();
-    Lease first = rw(writers, LockOptions.fixed(Duration.ofSeconds(2))).writeLock().acquire();
-    List<CompletableFuture<Lease>> batch = new ArrayList<>();
-    for (int i = 0; i < 2; i++) {
-      batch.add(rw(readers).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture());
-    }
-    CompletableFuture<Lease> next = rw(writers).writeLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
-    assertThat(eventually(Duration.ofSeconds(5), () -> waiters(writers) == 3))
-        .as("2 readers and a writer wait while the first writer still holds").isTrue();
+    // the window is the first writer's fixed lease: two readers and a writer must be seen waiting before
+    // it runs out. 500 ms is ample on a quiet machine; a slower test retries with a longer lease
+    withGrowingWindow(Duration.ofMillis(500), 4, leaseTime -> {
+      Lease first = rw(writers, LockOptions.fixed(leaseTime)).writeLock().acquire();
+      long grantedBy = System.nanoTime();
+      List<CompletableFuture<Lease>> batch = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        batch.add(rw(readers).readLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture());
+      }
+      CompletableFuture<Lease> next = rw(writers).writeLock().acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
+      // 3 waiters as the write side reports them: the first writer still holds. Once its lease ran out
+      // (not before grantedBy + leaseTime) they cannot be seen so any more
+      boolean[] seen = new boolean[1];
+      assertThat(eventually(Duration.ofSeconds(10), () -> {
+        seen[0] = waiters(writers) == 3;
+        return seen[0] || System.nanoTime() - grantedBy > leaseTime.toNanos();
+      })).isTrue();
+      if (!seen[0]) {
+        batch.forEach(read -> read.thenAccept(Lease::release));
+        next.thenAccept(Lease::release);
+        throw windowMissed("2 readers and a writer were not seen waiting before the first write lease ran out");
+      }
 
-    CompletableFuture<Void> batchIn = CompletableFuture.allOf(batch.toArray(new CompletableFuture<?>[0]));
-    CompletableFuture.anyOf(batchIn, next).get(15, TimeUnit.SECONDS);
-    assertThat(batchIn.isDone()).as("the readers entered first (the writer was granted first: %s)", next.isDone())
-        .isTrue();
-    assertThat(next).isNotDone();
-    assertThat(first.release()).as("the first write lease ran out").isFalse();
-    batch.forEach(read -> read.join().release());
-    next.get(5, TimeUnit.SECONDS).release();
+      CompletableFuture<Void> batchIn = CompletableFuture.allOf(batch.toArray(new CompletableFuture<?>[0]));
+      CompletableFuture.anyOf(batchIn, next).get(15, TimeUnit.SECONDS);
+      assertThat(batchIn.isDone()).as("the readers entered first (the writer was granted first: %s)", next.isDone())
+          .isTrue();
+      assertThat(next).isNotDone();
+      assertThat(first.release()).as("the first write lease ran out").isFalse();
+      batch.forEach(read -> read.join().release());
+      next.get(5, TimeUnit.SECONDS).release();
+    });
   }
 
   /**
@@ -482,8 +520,9 @@ public abstract class WriteLockTck extends LockClientTck {
     LockClient a = client();
     LockClient b = client();
     Lease read = rw(a, LockOptions.watched(WATCHED_LEASE)).readLock().acquire();
-    // the writer's bounded wait spans three lease times: renewal must keep the read hold throughout
-    assertThat(rw(b).writeLock().tryAcquire(WATCHED_LEASE.multipliedBy(3))).isEmpty();
+    // the writer's bounded wait spans two lease times (real time: the backend's lease runs on it);
+    // unrenewed, the read hold would be gone after one (renewed every third of the lease: some six times)
+    assertThat(rw(b).writeLock().tryAcquire(WATCHED_LEASE.multipliedBy(2))).isEmpty();
     assertThat(read.state()).isEqualTo(LeaseState.HELD);
     assertThat(read.remainingValidity()).isPositive();
     assertThat(read.release()).isTrue();
@@ -538,7 +577,7 @@ public abstract class WriteLockTck extends LockClientTck {
   void forceUnlockOfTheReadSideTellsEveryReaderAtOnce() throws Exception {
     LockClient a = client();
     LockClient b = client();
-    LockOptions longLease = LockOptions.watched(Duration.ofSeconds(30));
+    LockOptions longLease = LockOptions.watched(evictionCaseLease());
     List<Lease> readers = List.of(rw(a, longLease).readLock().acquire(), rw(a, longLease).readLock().acquire(),
         rw(b, longLease).readLock().acquire());
     CountDownLatch lost = new CountDownLatch(readers.size());

@@ -558,11 +558,14 @@ public final class RedisCluster implements AutoCloseable {
         for (int i = 0; i < nodes.size(); i++) {
             nodes.get(i).command("CLUSTER", "SET-CONFIG-EPOCH", Integer.toString(i + 1));
         }
-        RedisServer first = nodes.get(0);
-        for (RedisServer node : nodes.subList(1, nodes.size())) {
-            first.command("CLUSTER", "MEET", node.host(), Integer.toString(node.port()));
+        // Every pair meets directly: with one node meeting all the others, the others learnt of each other
+        // only by gossip, which took 1-3 s of the start
+        for (int i = 0; i < nodes.size(); i++) {
+            for (RedisServer node : nodes.subList(i + 1, nodes.size())) {
+                nodes.get(i).command("CLUSTER", "MEET", node.host(), Integer.toString(node.port()));
+            }
         }
-        // CLUSTER REPLICATE needs the replica to know its master, which gossip takes a moment to spread.
+        // CLUSTER REPLICATE needs the replica to know its master: wait for every handshake to complete.
         TopologySupport.await("all nodes to know each other", TopologySupport.remaining(deadline), () -> {
             for (RedisServer node : nodes) {
                 Map<String, NodeEntry> view = view(node);

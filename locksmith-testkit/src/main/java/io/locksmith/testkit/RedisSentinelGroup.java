@@ -475,14 +475,8 @@ public final class RedisSentinelGroup implements AutoCloseable {
                 + "sentinel down-after-milliseconds " + masterName + " " + downAfter.toMillis() + "\n"
                 + "sentinel failover-timeout " + masterName + " " + failoverTimeout.toMillis() + "\n"
                 + "sentinel parallel-syncs " + masterName + " " + builder.replicas + "\n";
-        for (int i = 0; i < SENTINELS; i++) {
-            RedisServer.Builder sentinel = RedisServer.builder().sentinelConfig(config);
-            if (builder.binary != null) {
-                sentinel.binary(builder.binary);
-            }
-            sentinels.add(sentinel.start());
-        }
-        // Sentinels find each other through hello messages on the master (every 2 s); a failover needs them to.
+        startSentinels(builder, config, deadline);
+        // A failover needs the sentinels to know each other and the replicas.
         TopologySupport.await("the sentinels to discover the replicas and each other",
                 TopologySupport.remaining(deadline), () -> {
                     for (RedisServer sentinel : sentinels) {
@@ -505,6 +499,60 @@ public final class RedisSentinelGroup implements AutoCloseable {
                     }
                     return Boolean.TRUE;
                 });
+    }
+
+    /**
+     * Sentinels find each other through hello messages, the first one 2 s after a sentinel learns of the
+     * master: that wait was most of a group's start. Instead every sentinel starts knowing the others
+     * (its id and theirs, with {@code known-sentinel} lines, as a sentinel writes them to its own config),
+     * on ports picked beforehand; if one of those ports was taken meanwhile, the sentinels started so far
+     * are stopped and the set starts again on fresh ports.
+     */
+    private void startSentinels(Builder builder, String config, long deadline) {
+        SecureRandom random = new SecureRandom();
+        RuntimeException last = null;
+        for (int attempt = 0; attempt < 3; attempt++) {
+            int[] ports = new int[SENTINELS];
+            String[] ids = new String[SENTINELS];
+            for (int i = 0; i < SENTINELS; i++) {
+                ports[i] = freeLoopbackPort();
+                byte[] id = new byte[20];
+                random.nextBytes(id);
+                ids[i] = HexFormat.of().formatHex(id);
+            }
+            List<RedisServer> started = new ArrayList<>();
+            try {
+                for (int i = 0; i < SENTINELS; i++) {
+                    StringBuilder own = new StringBuilder(config).append("sentinel myid ").append(ids[i]).append('\n');
+                    for (int j = 0; j < SENTINELS; j++) {
+                        if (j != i) {
+                            own.append("sentinel known-sentinel ").append(masterName).append(" 127.0.0.1 ")
+                                    .append(ports[j]).append(' ').append(ids[j]).append('\n');
+                        }
+                    }
+                    RedisServer.Builder sentinel = RedisServer.builder().port(ports[i]).sentinelConfig(own.toString())
+                            .startupTimeout(TopologySupport.remaining(deadline));
+                    if (builder.binary != null) {
+                        sentinel.binary(builder.binary);
+                    }
+                    started.add(sentinel.start());
+                }
+                sentinels.addAll(started);
+                return;
+            } catch (RuntimeException e) { // most likely a picked port was taken by another process meanwhile
+                last = e;
+                TopologySupport.closeAll(started);
+            }
+        }
+        throw last;
+    }
+
+    private static int freeLoopbackPort() {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot find a free loopback port", e);
+        }
     }
 
     private RedisServer.Builder dataNode(Builder builder) {
