@@ -8,6 +8,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The whole fair lock contract against a 3-member ensemble (shared with the other ensemble suites of the run). */
 class ZooKeeperEnsembleFairTckTest extends FairLockTck {
+  /** Its clients close without NIO's fixed 100 ms pause (see {@link NettyClientTransport}). */
+  @RegisterExtension
+  static final NettyClientTransport TRANSPORT = new NettyClientTransport();
+
   @RegisterExtension
   static final ZooKeeperExtension<ZooKeeperEnsemble> ZK = ZooKeeperExtension.sharedEnsemble();
 

@@ -12,6 +12,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * through followers and the leader.
  */
 class ZooKeeperEnsembleLockTckTest extends LockClientTck {
+  /** Its clients close without NIO's fixed 100 ms pause (see {@link NettyClientTransport}). */
+  @RegisterExtension
+  static final NettyClientTransport TRANSPORT = new NettyClientTransport();
+
   @RegisterExtension
   static final ZooKeeperExtension<ZooKeeperEnsemble> ZK = ZooKeeperExtension.sharedEnsemble();
 

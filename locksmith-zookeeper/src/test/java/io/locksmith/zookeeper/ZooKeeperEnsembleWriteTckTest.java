@@ -8,6 +8,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The whole read-write lock (write side, and the read-write cases) contract against a 3-member ensemble (shared with the other ensemble suites of the run). */
 class ZooKeeperEnsembleWriteTckTest extends WriteLockTck {
+  /** Its clients close without NIO's fixed 100 ms pause (see {@link NettyClientTransport}). */
+  @RegisterExtension
+  static final NettyClientTransport TRANSPORT = new NettyClientTransport();
+
   @RegisterExtension
   static final ZooKeeperExtension<ZooKeeperEnsemble> ZK = ZooKeeperExtension.sharedEnsemble();
 

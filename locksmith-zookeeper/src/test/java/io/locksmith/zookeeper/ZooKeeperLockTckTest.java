@@ -6,7 +6,10 @@ import io.locksmith.testkit.zookeeper.ZooKeeperExtension;
 import io.locksmith.testkit.zookeeper.ZooKeeperTestServer;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The whole lock contract against a real ZooKeeper server (shared with the other suites of the run). */
+/**
+ * The whole lock contract against a real ZooKeeper server (shared with the other suites of the run), over
+ * ZooKeeper's default NIO client transport (most other contract suites use Netty: {@link NettyClientTransport}).
+ */
 class ZooKeeperLockTckTest extends LockClientTck {
   @RegisterExtension
   static final ZooKeeperExtension<ZooKeeperTestServer> ZK = ZooKeeperExtension.sharedServer();

@@ -48,6 +48,21 @@ class ZooKeeperTlsTest {
     Path serverPem = dir.resolve("server-key-and-chain.pem"); // ZooKeeper's PEM key store: key and chain in one file
     Files.writeString(serverPem, Files.readString(pki.serverKey()) + Files.readString(pki.serverCertificate())
         + Files.readString(pki.caCertificate()));
+    // the secure port is picked free but bound only when the server starts: another JVM of the build (a
+    // parallel fork or module) may take it in between, so a start that fails is retried on another port
+    for (int attempt = 1; ; attempt++) {
+      try {
+        server = tlsServer(serverPem);
+        return;
+      } catch (Exception e) {
+        if (attempt == 3) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  private static TestingServer tlsServer(Path serverPem) throws Exception {
     securePort = InstanceSpec.getRandomPort();
     Map<String, Object> tls = new HashMap<>();
     tls.put("serverCnxnFactory", "org.apache.zookeeper.server.NettyServerCnxnFactory");
@@ -59,7 +74,7 @@ class ZooKeeperTlsTest {
     tls.put("ssl.trustStore.type", "PKCS12");
     tls.put("ssl.hostnameVerification", "false"); // the server's check of client certificates, which name no host
     File data = Files.createTempDirectory("zk-tls-data").toFile();
-    server = new TestingServer(new InstanceSpec(data, -1, -1, -1, true, -1, -1, -1, tls), true);
+    return new TestingServer(new InstanceSpec(data, -1, -1, -1, true, -1, -1, -1, tls), true);
   }
 
   @AfterAll
