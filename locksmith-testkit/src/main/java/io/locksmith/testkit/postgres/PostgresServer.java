@@ -1,6 +1,7 @@
 package io.locksmith.testkit.postgres;
 
 import io.locksmith.testkit.DatabaseDirs;
+import io.locksmith.testkit.QuickRun;
 import io.locksmith.testkit.SharedTopology;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -45,6 +46,7 @@ public final class PostgresServer implements AutoCloseable {
    * @throws IllegalStateException if it cannot be started (the cause tells why)
    */
   public static PostgresServer start() {
+    QuickRun.checkServerAllowed("PostgreSQL");
     Path base = DatabaseDirs.newDirectory("pg-");
     PostgresServer server = new PostgresServer(base.resolve("data"), DatabaseDirs.freePort());
     try {

@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import io.locksmith.testkit.QuickRun;
 import io.locksmith.testkit.TcpProxy;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -74,6 +75,7 @@ public final class ZooKeeperEnsemble implements ZooKeeperTarget {
    * @throws IllegalStateException if no quorum serves within {@link #QUORUM_TIMEOUT}
    */
   public static ZooKeeperEnsemble start(int size, Duration tickTime) {
+    QuickRun.checkServerAllowed("ZooKeeper");
     if (size < 3 || size > 7) {
       throw new IllegalArgumentException("an ensemble has 3 to 7 members here, was " + size);
     }
@@ -97,6 +99,7 @@ public final class ZooKeeperEnsemble implements ZooKeeperTarget {
    * @throws IllegalStateException if no quorum serves within {@link #QUORUM_TIMEOUT}
    */
   public static ZooKeeperEnsemble startPartitionable(int size, Duration tickTime) {
+    QuickRun.checkServerAllowed("ZooKeeper");
     if (size < 3 || size > 7) {
       throw new IllegalArgumentException("an ensemble has 3 to 7 members here, was " + size);
     }

@@ -1,5 +1,6 @@
 package io.locksmith.testkit.zookeeper;
 
+import io.locksmith.testkit.QuickRun;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -184,6 +185,7 @@ public final class ZooKeeperTestServer implements ZooKeeperTarget {
      * @throws IllegalStateException if the server does not start
      */
     public ZooKeeperTestServer start() {
+      QuickRun.checkServerAllowed("ZooKeeper");
       InstanceSpec spec = Specs.spec(tickTime, 0);
       return Specs.withContainerInterval(containerCheckInterval, () -> {
         try {
