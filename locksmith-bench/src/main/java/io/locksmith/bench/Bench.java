@@ -173,7 +173,7 @@ public final class Bench {
     long warmupNanos = Math.min(sliceNanos, 2_000_000_000L);
     Map<LockImpl, Workload> workloads = new LinkedHashMap<>();
     for (LockImpl impl : impls.keySet()) {
-      workloads.put(impl, new Workload(s.scenario(), threads, s.readers()));
+      workloads.put(impl, new Workload(s.scenario(), threads, s.readers(), s.minCycles()));
       progress.printf("warming up %s%n", impl.name());
       workloads.get(impl).run(impl, warmupNanos, false);
     }
@@ -186,7 +186,8 @@ public final class Bench {
     List<BenchResult> results = new ArrayList<>();
     for (Map.Entry<LockImpl, List<String>> e : impls.entrySet()) {
       LockImpl impl = e.getKey();
-      double[] perOp = sampler.sample(impl, e.getValue(), new Workload(s.scenario(), threads, s.readers()),
+      double[] perOp = sampler.sample(impl, e.getValue(), new Workload(s.scenario(), threads, s.readers(),
+              s.minCycles()),
           Math.min(sliceNanos, 1_000_000_000L));
       results.add(result(impl.name(), workloads.get(impl), perOp, s.scenario()));
     }
