@@ -47,7 +47,7 @@ public final class BenchWorker {
       int threads = Integer.parseInt(args[2]);
       List<String> against = args[3].equals("-") ? List.of() : List.of(args[3].split(","));
       BenchSettings settings = new BenchSettings(scenario, against, Duration.ofSeconds(1), threads, uri, List.of());
-      List<LockImpl> impls = new ArrayList<>(Bench.implementations(settings, uri, List.of(), owned).keySet());
+      List<LockImpl> impls = new ArrayList<>(Bench.implementationsPatiently(settings, uri, List.of(), owned).keySet());
       List<Workload> workloads = new ArrayList<>();
       List<String> names = new ArrayList<>();
       for (LockImpl impl : impls) {
