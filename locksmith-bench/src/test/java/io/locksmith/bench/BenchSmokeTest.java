@@ -193,12 +193,14 @@ class BenchSmokeTest {
    * The hot key from several JVMs (issue 16): every child JVM runs every implementation, and the report
    * has each JVM's cycles, the per-thread spread over all of them, and their sum as the throughput.
    */
+  // Not a smoke run: windows that wait for every thread would wait out the 2 s grace whenever a JVM's
+  // threads keep an unfair lock (Spring's registry) from the other JVM's; fixed 200 ms windows, as measured.
   @Test
   void theHotKeyFromSeveralJvmsReportsEveryJvmAndThread() throws Exception {
     ByteArrayOutputStream progress = new ByteArrayOutputStream();
     BenchReport report = Bench.run(new BenchSettings(Scenario.HOT_KEY, List.of("spring"), Duration.ofSeconds(1), 2,
         null, List.of(), Duration.ZERO, BenchSettings.DEFAULT_READ_RATIO, BenchSettings.DEFAULT_SEGMENTS,
-        BenchSettings.DEFAULT_HOLD, 2).smoke(SMOKE, 1), new PrintStream(progress, true, StandardCharsets.UTF_8));
+        BenchSettings.DEFAULT_HOLD, 2), new PrintStream(progress, true, StandardCharsets.UTF_8));
 
     assertThat(report.processes()).isEqualTo(2);
     assertThat(report.results()).extracting(BenchResult::impl).containsExactly("locksmith", "spring");
