@@ -66,7 +66,7 @@ public final class Bench {
       if (settings.processes() > 1) {
         return MultiProcessBench.run(settings, uri, serverOf.get(uri), version, progress);
       }
-      Map<LockImpl, List<String>> impls = implementations(settings, uri, nodes, owned);
+      Map<LockImpl, List<String>> impls = implementationsPatiently(settings, uri, nodes, owned);
       impls.replaceAll((impl, servers) -> servers.stream().map(serverOf::get).toList());
       return measure(settings, impls, version, progress,
           (impl, servers, sample, nanos) -> sampleServerCost(impl, servers, settings.rtt(), sample, nanos));
@@ -156,6 +156,39 @@ public final class Bench {
     return impls;
   }
 
+  /** How long building the implementations is retried; see {@link #implementationsPatiently}. */
+  static final Duration CONNECT_PATIENCE = Duration.ofSeconds(20);
+
+  /**
+   * {@link #implementations}, retried for up to {@link #CONNECT_PATIENCE} if a client cannot connect: a cold
+   * JVM on a loaded machine can miss a client's 2 s connection timeout on its very first connection (class
+   * loading). What a failed attempt built is closed before the next.
+   */
+  static Map<LockImpl, List<String>> implementationsPatiently(BenchSettings s, String uri, List<String> nodes,
+      List<AutoCloseable> owned) {
+    long deadline = System.nanoTime() + CONNECT_PATIENCE.toNanos();
+    while (true) {
+      int mark = owned.size();
+      try {
+        return implementations(s, uri, nodes, owned);
+      } catch (RuntimeException e) {
+        List<AutoCloseable> built = new ArrayList<>(owned.subList(mark, owned.size()));
+        owned.subList(mark, owned.size()).clear();
+        for (int i = built.size() - 1; i >= 0; i--) {
+          try {
+            built.get(i).close();
+          } catch (Exception closing) {
+            e.addSuppressed(closing);
+          }
+        }
+        if (System.nanoTime() - deadline > 0) {
+          throw e;
+        }
+        System.err.println("bench: building the clients failed, retrying: " + e);
+      }
+    }
+  }
+
   /** Measures what one implementation costs the server(s) per cycle, on a sample run of its workload. */
   @FunctionalInterface
   interface CostSampler {
@@ -173,7 +206,7 @@ public final class Bench {
     long warmupNanos = Math.min(sliceNanos, 2_000_000_000L);
     Map<LockImpl, Workload> workloads = new LinkedHashMap<>();
     for (LockImpl impl : impls.keySet()) {
-      workloads.put(impl, new Workload(s.scenario(), threads, s.readers()));
+      workloads.put(impl, new Workload(s.scenario(), threads, s.readers(), s.minCycles()));
       progress.printf("warming up %s%n", impl.name());
       workloads.get(impl).run(impl, warmupNanos, false);
     }
@@ -186,7 +219,8 @@ public final class Bench {
     List<BenchResult> results = new ArrayList<>();
     for (Map.Entry<LockImpl, List<String>> e : impls.entrySet()) {
       LockImpl impl = e.getKey();
-      double[] perOp = sampler.sample(impl, e.getValue(), new Workload(s.scenario(), threads, s.readers()),
+      double[] perOp = sampler.sample(impl, e.getValue(), new Workload(s.scenario(), threads, s.readers(),
+              s.minCycles()),
           Math.min(sliceNanos, 1_000_000_000L));
       results.add(result(impl.name(), workloads.get(impl), perOp, s.scenario()));
     }

@@ -37,10 +37,14 @@ import java.util.Objects;
  * @param processes JVMs the threads run in: 1 runs everything in this JVM; more (hot-key only, 2 to 16)
  *     starts that many child JVMs on this JVM's class path, each running {@code threads} threads of every
  *     implementation against the same server, the slices alternating in step across them
+ * @param minCycles 0 for a measurement: every window (warm-up, slice, cost sample) lasts its share of the
+ *     duration. More, for a smoke run that proves the harness works without measuring: a window also stays
+ *     open until every thread has completed that many cycles in it or given up waiting (after the 2 s
+ *     grace), so that a tiny duration (down to 10 ms) still sees every thread cycle; 0 to 1000
  */
 public record BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads,
     String uri, List<String> nodes, Duration rtt, double readRatio, List<Integer> segments, Duration hold,
-    int processes) {
+    int processes, int minCycles) {
   /** The most child JVMs a multi-process run starts. */
   public static final int MAX_PROCESSES = 16;
 
@@ -57,7 +61,8 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
 
   /**
    * @throws NullPointerException if a required component is null
-   * @throws IllegalArgumentException for an unknown peer, a duration under 1 s, negative threads, a
+   * @throws IllegalArgumentException for an unknown peer, a duration under 1 s (10 ms with minCycles), minCycles
+   *     outside 0 to 1000, negative threads, a
    *     node list that is not empty and not 5 long, or an rtt that is negative, over 100 ms (Redlock's
    *     default node timeout is 250 ms), or given with more than one thread or with a URI that is not
    *     a plain {@code redis://host[:port]} (the proxy stands in for one server, without TLS); a read
@@ -75,8 +80,11 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
         throw new IllegalArgumentException("unknown peer '" + peer + "'; any of " + String.join(",", PEERS));
       }
     }
-    if (duration.compareTo(Duration.ofSeconds(1)) < 0) {
-      throw new IllegalArgumentException("duration must be at least 1s, was " + duration);
+    if (minCycles < 0 || minCycles > 1000) {
+      throw new IllegalArgumentException("minCycles must be between 0 and 1000, was " + minCycles);
+    }
+    if (duration.compareTo(minCycles > 0 ? Duration.ofMillis(10) : Duration.ofSeconds(1)) < 0) {
+      throw new IllegalArgumentException("duration must be at least 1s (10ms with minCycles), was " + duration);
     }
     if (threads < 0) {
       throw new IllegalArgumentException("threads must not be negative, was " + threads);
@@ -130,6 +138,18 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
     if (processes > 1 && !rtt.isZero()) {
       throw new IllegalArgumentException("several processes cannot be combined with an rtt (one thread only)");
     }
+  }
+
+  /** Settings of a measurement ({@code minCycles} 0). */
+  public BenchSettings(Scenario scenario, List<String> against, Duration duration, int threads, String uri,
+      List<String> nodes, Duration rtt, double readRatio, List<Integer> segments, Duration hold, int processes) {
+    this(scenario, against, duration, threads, uri, nodes, rtt, readRatio, segments, hold, processes, 0);
+  }
+
+  /** @return these settings for a smoke run: {@code duration} and {@code minCycles} replaced */
+  public BenchSettings smoke(Duration duration, int minCycles) {
+    return new BenchSettings(scenario, against, duration, threads, uri, nodes, rtt, readRatio, segments, hold,
+        processes, minCycles);
   }
 
   /** Settings in one JVM. */

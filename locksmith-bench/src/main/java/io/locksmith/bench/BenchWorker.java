@@ -28,7 +28,8 @@ public final class BenchWorker {
   private BenchWorker() {}
 
   /**
-   * @param args the server URI, the scenario, threads, and the peers ({@code -} for none), comma-separated
+   * @param args the server URI, the scenario, threads, the peers ({@code -} for none), comma-separated, and
+   *     {@link BenchSettings#minCycles()}
    * @throws Exception if the implementations cannot be built (then the JVM ends non-zero)
    */
   public static void main(String[] args) throws Exception {
@@ -37,19 +38,20 @@ public final class BenchWorker {
     List<AutoCloseable> owned = new ArrayList<>();
     int code = 0;
     try {
-      if (args.length != 4) {
-        throw new IllegalArgumentException("usage: BenchWorker <uri> <scenario> <threads> <peers|->");
+      if (args.length != 5) {
+        throw new IllegalArgumentException("usage: BenchWorker <uri> <scenario> <threads> <peers|-> <minCycles>");
       }
+      int minCycles = Integer.parseInt(args[4]);
       String uri = args[0];
       Scenario scenario = Scenario.parse(args[1]);
       int threads = Integer.parseInt(args[2]);
       List<String> against = args[3].equals("-") ? List.of() : List.of(args[3].split(","));
       BenchSettings settings = new BenchSettings(scenario, against, Duration.ofSeconds(1), threads, uri, List.of());
-      List<LockImpl> impls = new ArrayList<>(Bench.implementations(settings, uri, List.of(), owned).keySet());
+      List<LockImpl> impls = new ArrayList<>(Bench.implementationsPatiently(settings, uri, List.of(), owned).keySet());
       List<Workload> workloads = new ArrayList<>();
       List<String> names = new ArrayList<>();
       for (LockImpl impl : impls) {
-        workloads.add(new Workload(scenario, threads, 0));
+        workloads.add(new Workload(scenario, threads, 0, minCycles));
         names.add(impl.name());
       }
       out.println("@@ READY " + String.join(",", names));

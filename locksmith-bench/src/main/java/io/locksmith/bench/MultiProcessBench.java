@@ -128,7 +128,7 @@ final class MultiProcessBench {
           .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       List<String> cmd = List.of(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
           BenchWorker.class.getName(), uri, s.scenario().cliName(), Integer.toString(s.effectiveThreads()),
-          s.against().isEmpty() ? "-" : String.join(",", s.against()));
+          s.against().isEmpty() ? "-" : String.join(",", s.against()), Integer.toString(s.minCycles()));
       Path log = logs.resolve("worker-" + index + ".log");
       Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
       Worker w = new Worker(index, p, log);

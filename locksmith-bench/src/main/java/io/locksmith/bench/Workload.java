@@ -18,6 +18,8 @@ final class Workload {
 
   private final Scenario scenario;
   private final int threads;
+  /** 0, or how many cycles every thread completes in each window before it closes (smoke runs). */
+  private final int minCycles;
   /** rw-mix: threads {@code 0 .. readers-1} only read, the others only write; 0 otherwise. */
   final int readers;
   /** Cycle latency: acquire (including any wait) plus release. */
@@ -37,10 +39,13 @@ final class Workload {
 
   /**
    * @param readers for rw-mix, how many of the threads read (the others write); ignored otherwise
+   * @param minCycles 0, or the cycles every thread completes in each window: the window stays open past its
+   *     time until each thread has, or gave up waiting ({@link BenchSettings#minCycles()})
    */
-  Workload(Scenario scenario, int threads, int readers) {
+  Workload(Scenario scenario, int threads, int readers, int minCycles) {
     this.scenario = scenario;
     this.threads = threads;
+    this.minCycles = minCycles;
     this.readers = scenario == Scenario.RW_MIX ? readers : 0;
     this.perThread = new long[threads];
   }
@@ -57,8 +62,9 @@ final class Workload {
   }
 
   /**
-   * Runs every thread until {@code windowNanos} pass; cycles that finish after the window are not
-   * counted (threads still waiting then finish their cycle and stop).
+   * Runs every thread until {@code windowNanos} pass (with {@code minCycles}, and until every thread has
+   * completed that many cycles in the window or given up waiting); cycles that finish after the window
+   * are not counted (threads still waiting then finish their cycle and stop).
    *
    * @param record whether to keep what is seen (false for warm-up)
    * @return cycles completed, counting those that finished after the window too
@@ -78,6 +84,15 @@ final class Workload {
     CountDownLatch ready = new CountDownLatch(threads);
     CountDownLatch go = new CountDownLatch(1);
     long[] window = new long[2];
+    // threads yet to complete minCycles counted cycles (or give up); the window closes when none is left
+    java.util.concurrent.atomic.AtomicInteger pending = new java.util.concurrent.atomic.AtomicInteger(
+        minCycles > 0 ? threads : 0);
+    AtomicLong closed = new AtomicLong(); // when pending reached 0, if it did
+    Runnable done1 = () -> {
+      if (pending.decrementAndGet() == 0) {
+        closed.set(System.nanoTime());
+      }
+    };
     boolean oneName = scenario == Scenario.HOT_KEY || scenario == Scenario.HERD;
     List<Thread> workers = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
@@ -85,17 +100,19 @@ final class Workload {
       boolean reads = t < readers;
       Thread worker = new Thread(() -> {
         ready.countDown();
+        boolean owed = minCycles > 0; // this thread still counts towards pending
         try {
           go.await();
           long end = window[1];
           for (long i = 0; ; i++) {
             long start = System.nanoTime();
-            if (start - end >= 0) {
+            if (start - end >= 0 && pending.get() == 0) {
               return;
             }
             // threads still waiting when the window closes get a grace period, then give up
-            LockImpl.Held held = reads ? impl.acquireShared(lockName(id, i), end + GRACE_NANOS - start)
-                : impl.acquire(lockName(id, i), end + GRACE_NANOS - start);
+            long until = (start - end >= 0 ? start : end) + GRACE_NANOS;
+            LockImpl.Held held = reads ? impl.acquireShared(lockName(id, i), until - start)
+                : impl.acquire(lockName(id, i), until - start);
             if (held == null) {
               gaveUp.incrementAndGet();
               return;
@@ -107,7 +124,7 @@ final class Workload {
             held.release();
             long finished = System.nanoTime();
             all.incrementAndGet();
-            if (finished - end < 0) {
+            if (finished - end < 0 || pending.get() > 0) {
               cycleRecorder.recordValue(Math.min(finished - start, HIGHEST_NANOS));
               acquireRecorder.recordValue(Math.min(granted - start, HIGHEST_NANOS));
               if (scenario == Scenario.RW_MIX) {
@@ -121,10 +138,18 @@ final class Workload {
               }
               counts[id]++;
               done.incrementAndGet();
+              if (owed && counts[id] >= minCycles) {
+                owed = false;
+                done1.run();
+              }
             }
           }
         } catch (Throwable e) {
           failure.compareAndSet(null, e);
+        } finally {
+          if (owed) { // gave up or failed: the others need not wait for it
+            done1.run();
+          }
         }
       }, "bench-" + impl.name() + "-" + t);
       worker.setDaemon(true);
@@ -153,7 +178,7 @@ final class Workload {
       }
       ops += done.get();
       timeouts += gaveUp.get();
-      measuredNanos += windowNanos;
+      measuredNanos += Math.max(windowNanos, closed.get() == 0 ? 0 : closed.get() - window[0]);
     }
     return all.get();
   }

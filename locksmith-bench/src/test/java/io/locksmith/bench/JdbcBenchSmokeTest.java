@@ -19,7 +19,8 @@ class JdbcBenchSmokeTest {
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     for (Scenario scenario : List.of(Scenario.UNCONTENDED, Scenario.HOT_KEY)) {
       BenchReport report = JdbcBench.run("postgres", new BenchSettings(scenario, List.of(), Duration.ofSeconds(2), 0,
-          null, List.of()), JdbcBench.PEERS, new PrintStream(log, true, StandardCharsets.UTF_8));
+          null, List.of()).smoke(BenchSmokeTest.SMOKE, 1), JdbcBench.PEERS, new PrintStream(log, true,
+          StandardCharsets.UTF_8));
       String table = report.toTable();
       assertThat(report.results()).extracting(BenchResult::impl).containsExactlyElementsOf(
           scenario == Scenario.HOT_KEY ? List.of("locksmith-jdbc", "spring-jdbc") // ShedLock never waits
@@ -44,7 +45,9 @@ class JdbcBenchSmokeTest {
     JdbcBench.HandOff theirs = report.results().get(1);
     assertThat(ours.impl()).isEqualTo("locksmith-jdbc");
     assertThat(theirs.impl()).isEqualTo("spring-jdbc");
-    // the registry retries every 100 ms; a notified waiter does not wait for a retry
+    // real time is what this measures: the registry retries every 100 ms, so its median hand-off is tens of
+    // ms; a notified waiter needs a NOTIFY and a grant, about 1 ms on loopback: 30 ms leaves a loaded host
+    // 29 ms of scheduling delay, and stays under the registry's retry period.
     assertThat(ours.p50Micros()).as(report.table()).isLessThan(30_000).isLessThan(theirs.p50Micros());
   }
 
@@ -52,7 +55,7 @@ class JdbcBenchSmokeTest {
   @Timeout(180)
   void onMariaDbToo() throws Exception {
     BenchReport report = JdbcBench.run("mariadb", new BenchSettings(Scenario.UNCONTENDED, List.of(),
-        Duration.ofSeconds(2), 0, null, List.of()), JdbcBench.PEERS, System.out);
+        Duration.ofSeconds(2), 0, null, List.of()).smoke(BenchSmokeTest.SMOKE, 1), JdbcBench.PEERS, System.out);
     assertThat(report.results()).extracting(BenchResult::impl)
         .containsExactly("locksmith-jdbc", "spring-jdbc", "shedlock-jdbc");
     assertThat(report.results()).allSatisfy(r -> assertThat(r.opsPerSec()).isPositive());

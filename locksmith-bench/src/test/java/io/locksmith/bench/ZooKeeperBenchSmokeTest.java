@@ -24,7 +24,8 @@ class ZooKeeperBenchSmokeTest {
   void aHotKeyRunReportsLocksmithCuratorAndSpring() throws Exception {
     ByteArrayOutputStream progress = new ByteArrayOutputStream();
     BenchReport report = ZooKeeperBench.run(new BenchSettings(Scenario.HOT_KEY, List.of(), Duration.ofSeconds(1), 4,
-        null, List.of()), ZooKeeperBench.PEERS, new PrintStream(progress, true, StandardCharsets.UTF_8));
+        null, List.of()).smoke(BenchSmokeTest.SMOKE, 1), ZooKeeperBench.PEERS,
+        new PrintStream(progress, true, StandardCharsets.UTF_8));
 
     assertThat(report.results()).extracting(BenchResult::impl).containsExactly("locksmith", "curator", "spring-zk");
     for (BenchResult r : report.results()) {

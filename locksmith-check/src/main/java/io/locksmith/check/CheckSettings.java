@@ -10,7 +10,8 @@ import java.util.Objects;
  *
  * <p>Defaults: 4 clients in 2 child JVMs (in-JVM backend: 4 harness threads), 2 lock names, 30 s,
  * watched leases of 2 s, think time 5–25 ms, acquisition wait 5 s, unfenced, no extra CPU load, the
- * clients' default scheduling allowance.
+ * clients' default scheduling allowance, and the run lasts its whole duration (no
+ * {@linkplain Builder#stopEarly early end}).
  */
 public final class CheckSettings {
   private final CheckBackend backend;
@@ -27,6 +28,8 @@ public final class CheckSettings {
   private final Duration acquireWait;
   private final int load;
   private final Duration schedulingAllowance;
+  private final int stopAfterAcquisitions;
+  private final int stopAfterInjections;
 
   private CheckSettings(Builder b) {
     this.backend = b.backend;
@@ -43,6 +46,8 @@ public final class CheckSettings {
     this.acquireWait = b.acquireWait;
     this.load = b.load;
     this.schedulingAllowance = b.schedulingAllowance;
+    this.stopAfterAcquisitions = b.stopAfterAcquisitions;
+    this.stopAfterInjections = b.stopAfterInjections;
   }
 
   /**
@@ -70,6 +75,8 @@ public final class CheckSettings {
     b.acquireWait = acquireWait;
     b.load = load;
     b.schedulingAllowance = schedulingAllowance;
+    b.stopAfterAcquisitions = stopAfterAcquisitions;
+    b.stopAfterInjections = stopAfterInjections;
     return b;
   }
 
@@ -146,13 +153,33 @@ public final class CheckSettings {
     return java.util.Optional.ofNullable(schedulingAllowance);
   }
 
+  /** @return whether the run may end before its duration ({@link Builder#stopEarly(int, int)}) */
+  public boolean stopsEarly() {
+    return stopAfterAcquisitions > 0 || stopAfterInjections > 0;
+  }
+
+  /** @return the grants after which a run that {@linkplain #stopsEarly() stops early} may end, 0 for no minimum */
+  public int stopAfterAcquisitions() {
+    return stopAfterAcquisitions;
+  }
+
+  /**
+   * @return the injections after which a run that {@linkplain #stopsEarly() stops early} ends, and the most the
+   *     nemesis makes; 0 for no limit
+   */
+  public int stopAfterInjections() {
+    return stopAfterInjections;
+  }
+
   @Override
   public String toString() {
     return backend.cliName() + " / " + fault.cliName() + (fenced ? " / fenced" : " / unfenced") + ", " + clients
         + " clients in " + (processes == 0 ? "the harness" : processes + " JVMs") + ", " + locks + " locks, "
         + duration.toMillis() + " ms, " + (watched ? "watched " : "fixed ") + lease.toMillis() + " ms leases"
         + (load > 0 ? ", " + load + " busy-loop threads" : "")
-        + (schedulingAllowance != null ? ", scheduling allowance " + schedulingAllowance.toMillis() + " ms" : "");
+        + (schedulingAllowance != null ? ", scheduling allowance " + schedulingAllowance.toMillis() + " ms" : "")
+        + (stopsEarly() ? ", ends after " + stopAfterAcquisitions + " grants and " + stopAfterInjections
+            + " injections" : "");
   }
 
   /** Builds {@link CheckSettings}; not thread-safe. Everything is validated by {@link #build()}. */
@@ -171,6 +198,8 @@ public final class CheckSettings {
     private Duration acquireWait = Duration.ofSeconds(5);
     private int load;
     private Duration schedulingAllowance;
+    private int stopAfterAcquisitions;
+    private int stopAfterInjections;
 
     private Builder(CheckBackend backend, Fault fault) {
       this.backend = backend;
@@ -277,6 +306,24 @@ public final class CheckSettings {
     }
 
     /**
+     * Ends the run before its duration, which then only bounds it: once at least {@code acquisitions} locks
+     * were granted and {@code injections} fault injections have been healed, the last one followed by a
+     * grant (the backend serves again). The nemesis makes no more than {@code injections} injections, and
+     * attempts the first as soon as every client has been granted a lock once (at the latest after the
+     * usual delay). For short smokes (CI) that need one injection, not a campaign. Both 0 (the default):
+     * the run lasts its duration.
+     *
+     * @param acquisitions grants to wait for, 0..1,000,000
+     * @param injections healed injections to wait for, 0..1,000; more than 0 needs a fault other than none
+     * @return this builder
+     */
+    public Builder stopEarly(int acquisitions, int injections) {
+      this.stopAfterAcquisitions = acquisitions;
+      this.stopAfterInjections = injections;
+      return this;
+    }
+
+    /**
      * @return the settings
      * @throws NullPointerException if a duration is null
      * @throws IllegalArgumentException if a value is out of range, the backend does not support the
@@ -306,6 +353,11 @@ public final class CheckSettings {
       between("lease", lease, Duration.ofMillis(200), Duration.ofSeconds(60));
       between("acquireWait", acquireWait, Duration.ofMillis(100), Duration.ofMinutes(5));
       range("load", load, 0, 16);
+      range("stopEarly acquisitions", stopAfterAcquisitions, 0, 1_000_000);
+      range("stopEarly injections", stopAfterInjections, 0, 1_000);
+      if (stopAfterInjections > 0 && fault == Fault.NONE) {
+        throw new IllegalArgumentException("stopEarly injections needs a fault, not none");
+      }
       if (schedulingAllowance != null
           && (schedulingAllowance.isNegative() || schedulingAllowance.compareTo(lease.dividedBy(2)) >= 0)) {
         throw new IllegalArgumentException("schedulingAllowance must be from 0 to less than half the lease ("

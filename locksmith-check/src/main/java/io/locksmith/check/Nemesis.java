@@ -59,6 +59,7 @@ final class Nemesis {
 
   void stopAndJoin(Duration timeout) throws InterruptedException {
     stop.countDown();
+    run.history.wake(); // a first injection waiting for grants
     thread.join(timeout.toMillis());
   }
 
@@ -106,13 +107,15 @@ final class Nemesis {
 
   private void loop() {
     try {
-      if (s.fault() == Fault.NONE || !pause(firstInjectionDelayMillis(s.duration().toMillis()))) {
+      if (s.fault() == Fault.NONE || !awaitFirstInjection()) {
         return;
       }
       long cycle = cycleMillis(s.fault(), lease);
+      int limit = s.stopAfterInjections();
       while (stop.getCount() > 0 && remaining() > cycle) { // CheckSettings guarantees one pass
         once();
-        if (s.fault() == Fault.KILL_MASTER || !pause(lease + 1_000)) {
+        if (s.fault() == Fault.KILL_MASTER || (limit > 0 && run.history.heals() >= limit)
+            || !pause(lease + 1_000)) {
           return;
         }
       }
@@ -122,6 +125,22 @@ final class Nemesis {
       error = e;
       run.note("fault injection failed: " + e);
     }
+  }
+
+  /**
+   * Waits the {@linkplain #firstInjectionDelayMillis first-injection delay}; a run that stops early only
+   * until every client has been granted a lock once, if that comes sooner (they are all contending).
+   *
+   * @return false if the run was stopped during the wait
+   */
+  private boolean awaitFirstInjection() throws InterruptedException {
+    long delay = firstInjectionDelayMillis(s.duration().toMillis());
+    if (!s.stopsEarly()) {
+      return pause(delay);
+    }
+    run.history.await(() -> stop.getCount() == 0 || run.history.grantedClients() >= s.clients(),
+        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay));
+    return stop.getCount() > 0;
   }
 
   /** How long after the start the first injection is attempted. */

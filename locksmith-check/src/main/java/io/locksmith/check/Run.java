@@ -106,7 +106,15 @@ final class Run {
       nemesis.start();
       log.println("check: " + settings.clients() + " clients contend for " + settings.duration().toSeconds()
           + " s; fault: " + settings.fault().cliName());
-      Thread.sleep(settings.duration().toMillis()); // the run's length, not synchronization
+      long endOfDuration = startNanos + settings.duration().toNanos();
+      if (settings.stopsEarly()) { // the duration bounds the run; enough grants and injections end it
+        if (history.await(this::enough, endOfDuration)) {
+          log.println("check: " + history.grants() + " grants and " + history.heals() + " healed injections after "
+              + millisSinceStart(System.nanoTime()) + " ms: ending the run");
+        }
+      } else {
+        Thread.sleep(settings.duration().toMillis()); // the run's length, not synchronization
+      }
       nemesis.stopAndJoin(Duration.ofSeconds(90));
       long endNanos = System.nanoTime();
       children.forEach(c -> c.send("STOP"));
@@ -143,6 +151,13 @@ final class Run {
         cleanUp(localClients, watchdog, completed);
       }
     }
+  }
+
+  /** Whether a run that stops early has seen what it waits for ({@link CheckSettings.Builder#stopEarly}). */
+  private boolean enough() {
+    int injections = settings.stopAfterInjections();
+    return history.grants() >= settings.stopAfterAcquisitions() && history.heals() >= injections
+        && (injections == 0 || history.grantsAfterLastHeal() > 0);
   }
 
   /** Stops every child, client and server; each step runs even if an earlier one failed. */

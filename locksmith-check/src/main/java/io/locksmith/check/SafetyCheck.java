@@ -91,6 +91,18 @@ public final class SafetyCheck {
    * @throws InterruptedException if interrupted
    */
   public static SelfTest selfTest(Duration duration, PrintStream log) throws InterruptedException {
+    return selfTest(duration, 0, log);
+  }
+
+  /**
+   * As {@link #selfTest(Duration, PrintStream)}, each run {@linkplain CheckSettings.Builder#stopEarly ending
+   * early} once {@code injections} pauses have played out and a lock was granted after the last one; the
+   * duration then only bounds each run. For a short self-test (CI).
+   *
+   * @param injections pauses per run before it ends, 0 to run the whole duration
+   * @throws IllegalArgumentException also if {@code injections} is not in 0..1,000
+   */
+  public static SelfTest selfTest(Duration duration, int injections, PrintStream log) throws InterruptedException {
     if (duration.compareTo(Duration.ofSeconds(6)) < 0) {
       throw new IllegalArgumentException("the self-test needs at least 6 s per run, was " + duration);
     }
@@ -100,7 +112,7 @@ public final class SafetyCheck {
       String mode = fenced ? "fenced" : "unfenced";
       for (int attempt = 1; ; attempt++) {
         CheckReport r = run(CheckSettings.builder(CheckBackend.REDIS, Fault.PAUSE_HOLDER).fenced(fenced)
-            .duration(duration).lease(Duration.ofSeconds(1), true).build(), log);
+            .duration(duration).lease(Duration.ofSeconds(1), true).stopEarly(0, injections).build(), log);
         String problem = selfTestProblem(r);
         boolean brokenPromise = fenced && (r.staleWritesAccepted() > 0 || r.lostUpdates() > 0);
         if (problem == null || brokenPromise || attempt == SELF_TEST_ATTEMPTS) {

@@ -13,7 +13,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The CI smoke of the checker: short real runs (embedded Redis, two client JVMs each) that prove both
  * directions: a clean run reports zeros, and the checker sees the violations that holder pauses force
- * without fencing, and fencing rejects the stale writes. Long campaigns run from the CLI.
+ * without fencing, and fencing rejects the stale writes. Each run ends as soon as it has seen what it
+ * needs ({@link CheckSettings.Builder#stopEarly}: a number of grants, or one healed pause); its duration
+ * only bounds it. Long campaigns run from the CLI.
  */
 class CheckSmokeTest {
   private final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
@@ -31,7 +33,7 @@ class CheckSmokeTest {
     // a loaded 2-core CI machine made one. The runs with faults (the self-test below) keep short leases,
     // and it is they that show the checker sees real violations.
     CheckReport r = SafetyCheck.run(CheckSettings.builder(CheckBackend.REDIS, Fault.NONE)
-        .duration(Duration.ofSeconds(5)).lease(Duration.ofSeconds(4), true).build(), log);
+        .duration(Duration.ofSeconds(40)).lease(Duration.ofSeconds(4), true).stopEarly(100, 0).build(), log);
     assertThat(r.acquisitions()).as(log()).isGreaterThan(20);
     assertThat(r.overlaps()).as(log()).isZero();
     assertThat(r.lostUpdates()).isZero();
@@ -52,7 +54,8 @@ class CheckSmokeTest {
   @Test
   @Timeout(120)
   void theSelfTestSeesViolationsFromPausedHoldersAndFencingRejectsTheirStaleWrites() throws Exception {
-    SafetyCheck.SelfTest t = SafetyCheck.selfTest(Duration.ofSeconds(8), log);
+    // one pause per run (as the 8 s runs this replaces made): a run that missed is retried by the self-test
+    SafetyCheck.SelfTest t = SafetyCheck.selfTest(Duration.ofSeconds(30), 1, log);
     CheckReport unfenced = t.reports().get(0);
     CheckReport fenced = t.reports().get(1);
     assertThat(t.problems()).as(log()).isEmpty();
@@ -95,5 +98,14 @@ class CheckSmokeTest {
         .schedulingAllowance(Duration.ZERO).build();
     assertThat(loaded.toString()).contains("2 busy-loop threads").contains("scheduling allowance 0 ms");
     assertThat(loaded.mutate().build().schedulingAllowance()).hasValue(Duration.ZERO);
+    assertThatThrownBy(() -> CheckSettings.builder(CheckBackend.REDIS, Fault.NONE).stopEarly(10, 1).build())
+        .hasMessageContaining("needs a fault");
+    assertThatThrownBy(() -> CheckSettings.builder(CheckBackend.REDIS, Fault.NONE).stopEarly(-1, 0).build())
+        .hasMessageContaining("stopEarly acquisitions");
+    CheckSettings early = CheckSettings.builder(CheckBackend.REDIS, Fault.PAUSE_HOLDER).stopEarly(5, 1).build();
+    assertThat(early.stopsEarly()).isTrue();
+    assertThat(early.mutate().build().stopAfterInjections()).isEqualTo(1);
+    assertThat(early.toString()).contains("ends after 5 grants and 1 injections");
+    assertThat(CheckSettings.builder(CheckBackend.REDIS, Fault.NONE).build().stopsEarly()).isFalse();
   }
 }

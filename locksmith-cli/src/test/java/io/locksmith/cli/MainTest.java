@@ -115,7 +115,10 @@ class MainTest {
   @Test
   void inspectAndUnlockReachARedlocksMajority() throws Exception {
     try (RedisServer a = RedisServer.start(); RedisServer b = RedisServer.start(); RedisServer c = RedisServer.start();
-        RedlockClient locks = RedlockClient.builder().nodes(a.uri(), b.uri(), c.uri()).build()) {
+        // the test's own client: 2 s per node, since a cold client on a loaded host can miss the default
+        // 250 ms on its first connections (seen with another module's tests running beside)
+        RedlockClient locks = RedlockClient.builder().nodes(a.uri(), b.uri(), c.uri())
+            .nodeTimeout(java.time.Duration.ofSeconds(2)).build()) {
       var lease = locks.lock("orders").tryAcquire().orElseThrow();
       String nodes = String.join(",", a.uri(), b.uri(), c.uri());
       assertThat(Main.run(new String[] {"inspect", "--nodes", nodes, "orders"}, out, err)).isZero();
