@@ -211,7 +211,7 @@ class RedisSentinelFailoverTest {
     runningSentinel().command("SENTINEL", "FAILOVER", group().masterName());
     RedisServer promoted = group().awaitFailover(FAILOVER_WAIT);
     assertThat(promoted).isNotSameAs(demoted);
-    demoteAsSentinelWould(demoted, promoted);
+    FormerMaster.demoteAsSentinelWould(demoted, promoted, FAILOVER_WAIT);
 
     FirstGrantAfterFailover first = FirstGrantAfterFailover.await(holder, "after-switch-", FAILOVER_WAIT,
         System.nanoTime());
@@ -273,8 +273,8 @@ class RedisSentinelFailoverTest {
     } finally {
       hung.resume();
       RedisServer now = group().master();
-      if (now != hung) {
-        demoteAsSentinelWould(hung, now); // rather than leave the next case's set-up waiting for Sentinel
+      if (now != hung) { // rather than leave the next case's set-up waiting for Sentinel to demote it
+        FormerMaster.demoteAsSentinelWould(hung, now, FAILOVER_WAIT);
       }
     }
   }
@@ -332,27 +332,6 @@ class RedisSentinelFailoverTest {
     System.out.printf("[sentinel] %s: release -> waiter granted in %d ms (backstop %d ms)%n", name,
         handOffMillis, RedisLockClient.DEFAULT_WAITER_RECHECK.toMillis());
     assertThat(handOffMillis).as("hand-off by wake-up (ms)").isLessThan(1_000);
-  }
-
-  /**
-   * What Sentinel does to a former master that comes back reporting itself master ({@code
-   * +convert-to-slave}: {@code REPLICAOF} the new master, then drop its normal and pub/sub clients), done
-   * at once: Sentinel waits 8 s after it first sees the role and reads a replica's role only every 10 s,
-   * which cost 8 to 20 s per case without changing what the clients go through. Sentinel may still send
-   * its own {@code REPLICAOF} later; the same one again is a no-op.
-   */
-  private static void demoteAsSentinelWould(RedisServer former, RedisServer promoted)
-      throws InterruptedException {
-    former.command("REPLICAOF", promoted.host(), Integer.toString(promoted.port()));
-    former.command("CLIENT", "KILL", "TYPE", "normal"); // SKIPME yes: this probe's own connection stays
-    former.command("CLIENT", "KILL", "TYPE", "pubsub");
-    assertThat(eventually(FAILOVER_WAIT, () -> {
-      try {
-        return former.command("ROLE").startsWith("slave");
-      } catch (java.io.UncheckedIOException droppedWhileDemoting) {
-        return false;
-      }
-    })).as("old master demoted").isTrue();
   }
 
   private static boolean reachable(RedisLockClient c) {

@@ -120,7 +120,11 @@ class RedisSentinelReplicaAckTest {
         });
         assertThat(laneKept).as("a lane kept for reuse after %d more grants", grantsAfter.get()).isTrue();
       } finally {
-        hung.resume(); // Sentinel then turns it into a replica of the new master
+        hung.resume();
+        RedisServer now = group().master();
+        if (now != hung) { // rather than leave the next case's set-up waiting for Sentinel to demote it
+          FormerMaster.demoteAsSentinelWould(hung, now, FAILOVER_WAIT);
+        }
       }
     }
   }
@@ -176,6 +180,10 @@ class RedisSentinelReplicaAckTest {
         hold.complete(null);
         former.resume();
         group().thawReplication();
+        RedisServer now = group().master();
+        if (now != former) { // rather than leave the next case's set-up waiting for Sentinel to demote it
+          FormerMaster.demoteAsSentinelWould(former, now, FAILOVER_WAIT);
+        }
       }
     }
   }
