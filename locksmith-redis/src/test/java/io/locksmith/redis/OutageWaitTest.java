@@ -33,7 +33,8 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class OutageWaitTest {
-  private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(2);
+  /** Short, since the hangs below are multiples of it; a local server answers in well under 1 s. */
+  private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(1);
   private static final LockOptions LONG = LockOptions.fixed(Duration.ofSeconds(30));
 
   private RedisServer server;
@@ -105,8 +106,9 @@ class OutageWaitTest {
     waits.forEach((what, f) -> assertThat(f).as("%s still waiting before the kill (setup within the holders'"
         + " 2 s leases)", what).isNotDone());
     server.kill();
-    // the outage: the holders' 2 s leases plus a command timeout, so every backstop round falls in it
-    Thread.sleep(4_000);
+    // the outage (the injected fault, not a synchronisation): the holders' 2 s leases plus a 1 s command
+    // timeout, so every backstop round falls in it
+    Thread.sleep(2_000 + COMMAND_TIMEOUT.toMillis());
     waits.forEach((what, f) -> assertThat(f).as("%s still waiting at the end of the outage", what)
         .isNotCompletedExceptionally());
     long restartedAt = System.nanoTime();
@@ -120,7 +122,7 @@ class OutageWaitTest {
     assertThat(lockedAt.get()).as("lock() granted after the restart").isGreaterThan(restartedAt);
     assertThat(lease.isHeld()).isTrue();
     assertThat(asyncLease.isHeld()).isTrue();
-    System.out.printf("[outage] kill -9, restart after 4 s: acquire(30 s) granted %d ms after restart() began,"
+    System.out.printf("[outage] kill -9, restart after 3 s: acquire(30 s) granted %d ms after restart() began,"
         + " lock() %d ms, acquireAsync(30 s) %d ms%n", acquireMillis,
         TimeUnit.NANOSECONDS.toMillis(lockedAt.get() - restartedAt), asyncMillis);
     assertThat(lease.release()).isTrue();
@@ -130,10 +132,10 @@ class OutageWaitTest {
   }
 
   /**
-   * Regression: on a hung server {@code acquire(10 s)} failed at the 2 s command timeout. It now keeps
-   * trying and is granted when the server resumes after 4 s. The first attempt was buffered by the hung
-   * server and runs when it resumes: the retry of the same acquisition finds that grant and adopts it,
-   * with one hold and the token the server holds, so that one release frees the lock.
+   * Regression: on a hung server {@code acquire(10 s)} failed at the command timeout. It now keeps
+   * trying and is granted when the server resumes after twice the command timeout. The first attempt was
+   * buffered by the hung server and runs when it resumes: the retry of the same acquisition finds that
+   * grant and adopts it, with one hold and the token the server holds, so that one release frees the lock.
    */
   @Test
   void aWaitOnAHungServerUsesItsWaitAndAdoptsItsOwnLateGrant() throws Exception {
@@ -148,15 +150,18 @@ class OutageWaitTest {
         throw new IllegalStateException(e);
       }
     });
-    Thread.sleep(4_000); // the hang: twice the command timeout
+    long hangMillis = 2 * COMMAND_TIMEOUT.toMillis(); // the injected hang: twice the command timeout
+    Thread.sleep(hangMillis);
     assertThat(acquired).as("still waiting after twice the command timeout").isNotCompletedExceptionally();
     server.resume();
 
     Lease lease = acquired.get(15, TimeUnit.SECONDS);
     long grantedMillis = millisSince(start);
-    System.out.printf("[outage] hung 4 s: acquire(10 s) granted after %d ms%n", grantedMillis);
+    System.out.printf("[outage] hung %d ms: acquire(10 s) granted after %d ms%n", hangMillis, grantedMillis);
+    // real time is the point: not before the resume (the hang), and within the wait 10 s + one command
+    // timeout 1 s + allowance 1 s = 12 s
     assertThat(grantedMillis).as("granted after the resume, within the wait + one command timeout")
-        .isBetween(4_000L, 12_000L);
+        .isBetween(hangMillis, 12_000L);
     LockInfo info = other.inspect("hung").orElseThrow();
     assertThat(info.owner()).startsWith(waiter.clientId() + ":");
     assertThat(info.holdCount()).as("one hold, whatever the late attempts did").isEqualTo(1);
@@ -175,11 +180,13 @@ class OutageWaitTest {
     server.pause();
     long start = System.nanoTime();
     assertThatThrownBy(lock::tryAcquire).isInstanceOf(BackendUnavailableException.class);
+    // real time is the point: one command timeout 1 s + allowance 1 s = 2 s (a wait would retry for longer)
     assertThat(millisSince(start)).as("hung: one command timeout").isLessThan(COMMAND_TIMEOUT.toMillis() + 1_000);
     server.kill();
     start = System.nanoTime();
     assertThatThrownBy(lock::tryLock).isInstanceOf(BackendUnavailableException.class);
     assertThatThrownBy(lock::tryAcquire).isInstanceOf(BackendUnavailableException.class);
+    // real time is the point: refused connects fail at once; bound as above, 1 s + 1 s = 2 s
     assertThat(millisSince(start)).as("dead: at once").isLessThan(COMMAND_TIMEOUT.toMillis() + 1_000);
   }
 
@@ -227,6 +234,7 @@ class OutageWaitTest {
       System.out.printf("[outage] phantom given back: %s acquired %d ms after the resume%n", e.getKey(), millis);
       assertThat(lease.get().release()).isTrue();
     }
+    // real time is the point: half the 30 s lease the phantoms would otherwise hold = 15 s
     assertThat(millisSince(resumedAt)).as("well before the 30 s lease would have expired").isLessThan(15_000);
   }
 }
