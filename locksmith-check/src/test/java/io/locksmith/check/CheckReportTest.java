@@ -11,6 +11,7 @@ import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * code. The expectations are written out here, independently of {@link CheckReport}'s own table, so a
  * verdict that silently passes everything (or fails everything) fails these tests.
  */
+@Tag("unit")
 class CheckReportTest {
   private static final long MS = 1_000_000;
   private static final Duration LONG_ENOUGH = Duration.ofSeconds(60);

@@ -6,9 +6,11 @@ import io.locksmith.check.Event.Op;
 import io.locksmith.check.Event.Type;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The checkers on hand-built histories: each known violation is found, a clean history yields zeros. */
+@Tag("unit")
 class CheckersTest {
   private static final long MS = 1_000_000;
   private final List<Event> h = new ArrayList<>();

@@ -6,12 +6,14 @@ import io.locksmith.check.Event.Op;
 import io.locksmith.check.Event.Type;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@link Checkers#lossSignals}: for each grant of a lock to another client while the previous holder had
  * not begun to release, whether that holder's lease reported itself lost before the grant, and by how much.
  */
+@Tag("unit")
 class LossSignalsTest {
   private static final long MS = 1_000_000;
   private final List<Event> h = new ArrayList<>();

@@ -17,6 +17,7 @@ import java.util.TreeSet;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * with the reason why that read cannot decide a grant or an expiry. A method reference ({@code
  * Instant::now}) is caught too: it is a method reference in the constant pool as well.
  */
+@Tag("unit")
 class WallClockArchitectureTest {
   /** Owner class / method name of the calls that read the wall clock. */
   private static final Set<String> WALL_CLOCK = Set.of(

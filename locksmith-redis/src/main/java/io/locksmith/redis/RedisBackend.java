@@ -9,6 +9,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -48,6 +49,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -443,11 +445,13 @@ final class RedisBackend implements LockBackend, HandOffOps {
       return cluster.connect(channel, wakeListener()).thenAccept(c -> {
         commands = c;
         if (closed) {
-          cluster.close();
+          // this runs on a Lettuce I/O thread: close() waits for channels that need this very thread to
+          // close, so it runs elsewhere (it deadlocked a client closed while its connect completed)
+          ForkJoinPool.commonPool().execute(cluster::close);
         }
       }).whenComplete((v, f) -> connecting.set(false));
     }
-    List<AutoCloseable> opened = new ArrayList<>();
+    List<StatefulConnection<String, String>> opened = new ArrayList<>();
     CompletableFuture<StatefulRedisConnection<String, String>> first =
         LostHandshake.connect(() -> client.connectAsync(Utf8Codec.INSTANCE, uri));
     CompletableFuture<Void> done = first
@@ -516,12 +520,14 @@ final class RedisBackend implements LockBackend, HandOffOps {
         if (failure == null) {
           commands = null;
         }
-        for (AutoCloseable c : opened) {
-          try {
-            c.close();
-          } catch (Exception e) {
-            log.debug("closing a half-open connection: {}", e.toString());
-          }
+        // closeAsync, never close(): this may run on a Lettuce I/O thread, and close() waits for a channel
+        // close that needs that thread (a client closed while its SUBSCRIBE reply arrived hung forever)
+        for (StatefulConnection<String, String> c : opened) {
+          c.closeAsync().whenComplete((ignored, e) -> {
+            if (e != null) {
+              log.debug("closing a half-open connection: {}", e.toString());
+            }
+          });
         }
       }
     });

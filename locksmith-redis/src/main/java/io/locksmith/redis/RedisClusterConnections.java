@@ -4,6 +4,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -107,7 +108,7 @@ final class RedisClusterConnections {
    */
   CompletableFuture<RedisClusterAsyncCommands<String, String>> connect(String channel,
       RedisPubSubListener<String, String> listener) {
-    List<AutoCloseable> opened = new ArrayList<>();
+    List<StatefulConnection<String, String>> opened = new ArrayList<>();
     CompletableFuture<StatefulRedisClusterConnection<String, String>> first;
     try {
       // learn the slot map first: connectAsync does not load it by itself
@@ -147,12 +148,13 @@ final class RedisClusterConnections {
     });
     return done.whenComplete((v, failure) -> {
       if (failure != null) {
-        for (AutoCloseable c : opened) {
-          try {
-            c.close();
-          } catch (Exception e) {
-            log.debug("closing a half-open cluster connection: {}", e.toString());
-          }
+        // closeAsync, never close(): this runs on a Lettuce I/O thread, whose channels close() would wait for
+        for (StatefulConnection<String, String> c : opened) {
+          c.closeAsync().whenComplete((ignored, e) -> {
+            if (e != null) {
+              log.debug("closing a half-open cluster connection: {}", e.toString());
+            }
+          });
         }
       }
     });

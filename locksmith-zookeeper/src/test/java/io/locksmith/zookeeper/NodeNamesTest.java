@@ -7,9 +7,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.apache.zookeeper.common.PathUtils;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Lock names become exactly one valid node name each; lock nodes are parsed back from their names. */
+@Tag("unit")
 class NodeNamesTest {
 
   private static final List<String> NAMES = List.of("invoice-42", "a/b", "a%2Fb", "/", "//", ".", "..", "...",

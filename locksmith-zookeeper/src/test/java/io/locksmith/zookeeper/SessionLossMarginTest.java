@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.locksmith.ClientOptions;
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -12,6 +13,7 @@ import org.junit.jupiter.api.Test;
  * clock-drift allowance plus the scheduling allowance ({@link ClientOptions#validityMarginFor}), so its
  * holders too are told before the server can expire their session. No server needed.
  */
+@Tag("unit")
 class SessionLossMarginTest {
   private static final Duration SESSION = Duration.ofSeconds(15);
   private static final Duration TICK = Duration.ofMillis(200);

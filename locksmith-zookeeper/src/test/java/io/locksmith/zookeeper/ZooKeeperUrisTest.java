@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** URIs: hosts, default port, chroot, digest credentials; malformed ones are refused without leaking secrets. */
+@Tag("unit")
 class ZooKeeperUrisTest {
 
   @Test
