@@ -16,13 +16,14 @@ class H2LockTckTest extends LockClientTck {
     return JdbcLockClient.builder().dataSource(TestDatabases.pool(H2.get())).createTableIfMissing().build();
   }
 
-  /**
-   * Documented (docs/jdbc.md, Operators): without a notification channel, a holder in another client
-   * learns of a force-unlock at its next renewal, a third of its lease (10 s of the suite's 30 s), not at
-   * once; the holder's own client is told at once.
-   */
+  /** {@link EvictionByRenewal#LEASE}: overrides the TCK's {@code evictionCaseLease()} (no {@code @Override}: older TCKs lack it). */
+  protected java.time.Duration evictionCaseLease() {
+    return EvictionByRenewal.LEASE;
+  }
+
+  /** Found out at the next renewal, not told: {@link EvictionByRenewal#BOUND}. */
   @Override
   protected java.time.Duration evictionNoticeBound() {
-    return java.time.Duration.ofSeconds(13);
+    return EvictionByRenewal.BOUND;
   }
 }

@@ -48,12 +48,18 @@ import org.junit.jupiter.params.provider.ValueSource;
  * stored expiry would be a day off and the first check fails (seen with a throwaway variant of
  * {@link SkewedClientProcess}; see docs/testing.md). {@link JdbcClockSkewTest} covers the other way a
  * skew can leak in: database sessions in distant time zones.
+ *
+ * <p>Real time is what is measured (the database clock ends the lease), so the lease is short, 0.5 s; the
+ * checks "the lease still runs" must come within it, and a child run whose checks came too late (the
+ * stored expiry had passed, by the database clock, before they ran) is done again with twice the lease.
+ * An expiry a day off never looks like that: it is a day away from the database clock.
  */
 class JdbcClientWallClockTest {
   @RegisterExtension
   static final SharedTopology<PostgresServer> PG = PostgresServer.shared();
 
-  private static final long LEASE_MS = 2000;
+  private static final long FIRST_LEASE_MS = 500;
+  private static final long LAST_LEASE_MS = 4000;
   private static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
 
   @TempDir
@@ -62,16 +68,33 @@ class JdbcClientWallClockTest {
   @ParameterizedTest(name = "client wall clock off by {0} ms")
   @ValueSource(longs = {86_400_000L, -86_400_000L})
   void expiriesFollowTheDatabaseClock(long offsetMillis) throws Exception {
+    List<String> missed = new java.util.ArrayList<>();
+    for (long lease = FIRST_LEASE_MS; lease <= LAST_LEASE_MS; lease *= 2) {
+      String late = childRun(offsetMillis, lease);
+      if (late == null) {
+        return;
+      }
+      missed.add(lease + " ms: " + late);
+      System.out.println("JdbcClientWallClockTest: the checks came too late for a " + lease + " ms lease (" + late
+          + "); again with twice that");
+    }
+    throw new AssertionError("the checks came too late for every lease tried: " + missed);
+  }
+
+  /** @return null if every check ran and passed, or why the checks came after the lease ended */
+  private String childRun(long offsetMillis, long leaseMs) throws Exception {
     String url = PG.get().jdbcUrl();
     String name = "wallclock/" + offsetMillis + "/" + System.nanoTime();
     DataSource pool = TestDatabases.pool(PG.get());
     try (JdbcLockClient client = JdbcLockClient.builder().dataSource(pool).createTableIfMissing().build()) {
+      // warmed up (class loading, prepared statements) so that the checks within the lease are prompt
+      client.lock(name + "/warm-up").tryAcquire().orElseThrow().release();
       String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
       Path childErr = tempDir.resolve("child.err");
       long startedAt = System.currentTimeMillis();
       Process child = new ProcessBuilder(List.of(java, "-javaagent:" + agentJar() + "=" + offsetMillis,
           "-cp", System.getProperty("java.class.path"), SkewedClientProcess.class.getName(),
-          url, "postgres", name, Long.toString(LEASE_MS)))
+          url, "postgres", name, Long.toString(leaseMs)))
           .redirectError(childErr.toFile()).start();
       try {
         Lines out = new Lines(child);
@@ -88,21 +111,34 @@ class JdbcClientWallClockTest {
         String[] granted = out.next("GRANTED ", childErr).split(" ");
         long childToken = Long.parseLong(granted[0]);
         long childRemaining = Long.parseLong(granted[1]);
-        assertThat(childRemaining).as("the child's own view of its new lease").isBetween(1L, LEASE_MS);
-        // 3. refused while the lease runs (the child printed its line right after the grant, so nearly
-        // all of the 2 s remain: only a stall of over a second and a half would end it first)
-        assertThat(client.lock(name).tryAcquire()).as("refused while the child's lease runs").isEmpty();
+        if (childRemaining == 0) {
+          return "the child printed its grant after its lease ended";
+        }
+        assertThat(childRemaining).as("the child's own view of its new lease").isBetween(1L, leaseMs);
+        // 3. the row's expiry by the database clock: the child was granted before we read its line, so at
+        // most the lease remains; an expiry computed from the child's clock would be a day off either way.
+        // Up to 0 ms (and more than a minute ago), the lease ran out before we looked: too late, not wrong.
         long queriedAt = System.nanoTime();
         long storedRemaining = storedRemainingMillis(pool, name);
-        // the child was granted before we read its line and the lease still ran when we were refused,
-        // so between 1 ms and LEASE_MS remain by the database clock; an expiry computed from the
-        // child's clock would be about a day off in either direction
-        assertThat(storedRemaining).as("expiry in the row minus the database clock, ms").isBetween(1L, LEASE_MS);
+        if (storedRemaining <= 0 && storedRemaining > -READ_TIMEOUT.toMillis()) {
+          return "queried " + -storedRemaining + " ms after the stored expiry";
+        }
+        assertThat(storedRemaining).as("expiry in the row minus the database clock, ms").isBetween(1L, leaseMs);
+        // refused while the lease runs; granted, it must be at or after the stored expiry (5 ms for
+        // flooring to milliseconds and the two clocks), which only a slow check reaches
+        Optional<Lease> early = client.lock(name).tryAcquire();
+        long checkedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - queriedAt);
+        if (early.isPresent()) {
+          early.get().release();
+          assertThat(checkedAfter).as("granted %d ms after the query, before the stored expiry", checkedAfter)
+              .isGreaterThanOrEqualTo(storedRemaining - 5);
+          return "refusal checked " + checkedAfter + " ms after the query, the lease had " + storedRemaining + " ms left";
+        }
 
         // 4. taken over once it ran out by the database clock
         // the waiter is bounded at the lease plus 5 s for wake-up and scheduling on a loaded machine;
         // an expiry a day late would not be granted within it
-        Optional<Lease> next = client.lock(name).tryAcquire(Duration.ofMillis(LEASE_MS + 5000));
+        Optional<Lease> next = client.lock(name).tryAcquire(Duration.ofMillis(leaseMs + 5000));
         long takenAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - queriedAt);
         assertThat(next).as("taken over after the child's lease ran out").isPresent();
         // the database read its clock after queriedAt, so the row cannot expire before queriedAt +
@@ -133,6 +169,7 @@ class JdbcClientWallClockTest {
             .contains("org/postgresql/");
         assertThat(child.waitFor(10, TimeUnit.SECONDS)).as("child exits").isTrue();
         assertThat(child.exitValue()).isZero();
+        return null;
       } finally {
         child.destroyForcibly();
       }

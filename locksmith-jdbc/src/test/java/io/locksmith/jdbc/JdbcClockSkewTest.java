@@ -13,6 +13,8 @@ import io.locksmith.testkit.mariadb.MariaDbServer;
 import io.locksmith.testkit.postgres.PostgresServer;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -38,7 +40,18 @@ class JdbcClockSkewTest {
   @RegisterExtension
   static final SharedTopology<H2Database> H2 = H2Database.shared();
 
-  private static final Duration FIXED = Duration.ofMillis(1200);
+  /**
+   * The fixed lease of the takeover checks. Real time is what is measured (the database clock ends the
+   * lease), so it is as short as the client accepts with room to spare: a session-zone expiry is hours
+   * off, so any length shows it.
+   */
+  private static final Duration FIXED = Duration.ofMillis(300);
+  /**
+   * The watched lease: renewed every third of it (300 ms), so it survives a renewal up to 600 ms late on
+   * a loaded machine. The contender waits two lease lengths: past the first expiry, through some six
+   * renewals, each of which must push the expiry forward by the database clock.
+   */
+  private static final Duration WATCHED = Duration.ofMillis(900);
 
   @Test
   void postgresql() throws Exception {
@@ -63,30 +76,38 @@ class JdbcClockSkewTest {
       String name = "skew/" + System.nanoTime();
       noEarlyExpiryNoDoubleGrant(ahead, behind, name);
       noEarlyExpiryNoDoubleGrant(behind, ahead, name);
-      // a watched lease of a client in the skewed session zone is never taken over while it is renewed. The lease is
-      // renewed every third of its length, so the row expires only if a renewal stalls for two thirds
-      // of it: 1.5 s leaves 1 s for a descheduled renewal thread or a GC pause on a loaded 2-core CI
-      // machine (500 ms left 333 ms, which CI exceeded). The contender waits three lease lengths, so
-      // the lease is renewed several times while it waits; an expiry judged by session-zone times
-      // (25 or 26 hours apart) would still let the contender take the lock at once.
-      try (Lease watched = ahead.lock(name, LockOptions.watched(Duration.ofMillis(1500))).acquire()) {
-        assertThat(behind.lock(name).tryAcquire(Duration.ofMillis(4500))).isEmpty();
-        assertThat(watched.state()).isEqualTo(LeaseState.HELD);
-      }
+      // A watched lease of a client in a skewed session zone is never taken over while it is renewed.
+      // Both ways at once, on two names: a renewal that wrote a session-zone expiry would be hours in the
+      // past for one of the two directions (taken over at once) and hours ahead for the other.
+      CompletableFuture<Void> aheadHolds = CompletableFuture.runAsync(() -> watchedNotTakenOver(ahead, behind,
+          name + "/watched-ahead"));
+      watchedNotTakenOver(behind, ahead, name + "/watched-behind");
+      aheadHolds.get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  private static void watchedNotTakenOver(JdbcLockClient holder, JdbcLockClient contender, String name) {
+    try (Lease watched = holder.lock(name, LockOptions.watched(WATCHED)).acquire()) {
+      assertThat(contender.lock(name).tryAcquire(WATCHED.multipliedBy(2))).as("taken over while renewed").isEmpty();
+      assertThat(watched.state()).isEqualTo(LeaseState.HELD);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
     }
   }
 
   private static void noEarlyExpiryNoDoubleGrant(JdbcLockClient holder, JdbcLockClient contender, String name)
       throws Exception {
-    // The database starts the lease inside the holder's acquire transaction, which runs after this
-    // point: the lease cannot end before sentAt + FIXED (by the database clock, kept in milliseconds,
-    // so up to 1 ms of flooring; 5 ms allows for it and for the wall clock against System.nanoTime).
-    // Measuring from here rather than from acquire()'s return means a stall anywhere after the grant
-    // can only lengthen `waited`, never shorten it; an early expiry (judged by a session-zone time)
-    // would still be taken over at once.
+    // Real time is what is measured. The database starts the lease inside the holder's acquire
+    // statement, which runs after this point: the lease cannot end before sentAt + FIXED (by the
+    // database clock, kept in milliseconds, so up to 1 ms of flooring; 5 ms allows for it and for the
+    // wall clock against System.nanoTime). Measuring from here rather than from acquire()'s return
+    // means a stall anywhere after the grant can only lengthen `waited`, never shorten it; an early
+    // expiry (judged by a session-zone time) would be taken over at once.
     long sentAt = System.nanoTime();
     Lease held = holder.lock(name, LockOptions.fixed(FIXED)).acquire();
     assertThat(contender.lock(name).tryAcquire()).as("no double grant").isEmpty();
+    // 10 s is a failure deadline only: an expiry hours late would not be granted within it
     Optional<Lease> next = contender.lock(name).tryAcquire(Duration.ofSeconds(10));
     long waited = System.nanoTime() - sentAt;
     assertThat(next).as("taken over once the lease ran out").isPresent();
