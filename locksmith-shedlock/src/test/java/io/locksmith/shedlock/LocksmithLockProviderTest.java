@@ -21,9 +21,12 @@ import net.javacrumbs.shedlock.core.LockingTaskExecutor;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /** What the adapter adds to ShedLock's contract: the running job's fencing token. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
+@Execution(ExecutionMode.SAME_THREAD) // times lockAtLeastFor in real time: kept off the contract's load
 class LocksmithLockProviderTest {
 
   private static LockConfiguration job(String name) {
