@@ -23,7 +23,6 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -32,7 +31,6 @@ import org.junit.jupiter.api.Timeout;
  * {@code inspect} of a name held as another kind than the plain lock, of a wrong namespace, {@code list},
  * and {@code unlock} naming whom it evicted. Each test uses its own namespace on one shared server.
  */
-@Tag("unit")
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class OperatorCommandTest {
   private static RedisServer server;

@@ -22,9 +22,11 @@ import java.util.concurrent.Future;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Building a client: dialect, tables, settings; and the lock table's lazy take-over and purge. On H2. */
+@Tag("unit")
 class JdbcLockClientTest {
   private H2Database h2;
   private DataSource ds;

@@ -22,9 +22,11 @@ import java.net.UnknownHostException;
 import java.security.cert.CertificateException;
 import java.util.concurrent.CompletionException;
 import javax.net.ssl.SSLHandshakeException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The one translation point from Lettuce's exceptions to Locksmith's. */
+@Tag("unit")
 class RedisExceptionsTest {
   @Test
   void transientRepliesMeanUnavailableOthersMeanRefused() {

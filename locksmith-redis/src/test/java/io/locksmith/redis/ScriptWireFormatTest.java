@@ -7,6 +7,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.Test;
  * the connection's stream is corrupt) and {@link AcquireReplyOutput}. The lock tests run both against real
  * servers; these pin the edge cases.
  */
+@Tag("unit")
 class ScriptWireFormatTest {
 
   @Test

@@ -3,12 +3,14 @@ package io.locksmith.shedlock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import net.javacrumbs.shedlock.core.LockConfiguration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The module's tests run twice, on ShedLock 6.x's core and on 7.x's (see the pom): this checks that each run
  * really has the core it claims on its class path, so a green 7.x run means the adapter works on 7.x.
  */
+@Tag("unit")
 class ShedLockVersionTest {
   @Test
   void theShedLockCoreOnTheClassPathIsTheOneThisRunIsFor() {

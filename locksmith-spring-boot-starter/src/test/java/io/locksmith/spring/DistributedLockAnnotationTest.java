@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -19,6 +20,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /** {@link DistributedLock} on the in-JVM backend: names, kinds, re-entry, failure policies, tokens, futures. */
+@Tag("unit")
 class DistributedLockAnnotationTest {
 
   private final ApplicationContextRunner runner = new ApplicationContextRunner()

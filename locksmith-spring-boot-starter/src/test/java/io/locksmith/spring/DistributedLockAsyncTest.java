@@ -6,6 +6,7 @@ import io.locksmith.LockClient;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -16,6 +17,7 @@ import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.EnableAsync;
 
 /** {@code @Async} + {@link DistributedLock}: the lock is taken on the executor's thread and held until the work ends. */
+@Tag("unit")
 class DistributedLockAsyncTest {
 
   /** The async bean. */

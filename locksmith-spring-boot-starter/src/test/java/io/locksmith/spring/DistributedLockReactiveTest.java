@@ -8,6 +8,7 @@ import io.locksmith.LockClient;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -16,6 +17,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
 /** {@link DistributedLock} on methods returning {@code Mono}: locked from subscription to termination. */
+@Tag("unit")
 class DistributedLockReactiveTest {
 
   private final ApplicationContextRunner runner = new ApplicationContextRunner()

@@ -9,6 +9,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -21,6 +22,7 @@ import org.springframework.context.annotation.Configuration;
  * runs. On a pool of platform threads, and with one thread per call: virtual threads where the JDK has
  * them (21+).
  */
+@Tag("unit")
 class DistributedLockThreadsTest {
 
   private static final int CALLS = 200;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.locksmith.LockClient;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -26,6 +27,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * released after it commits: at commit time the lock must still be held, or another instance could read
  * the old row under the lock and overwrite the committed write.
  */
+@Tag("unit")
 class DistributedLockTransactionTest {
 
   private final ApplicationContextRunner runner = new ApplicationContextRunner()

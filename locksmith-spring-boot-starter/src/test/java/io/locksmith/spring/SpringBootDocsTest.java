@@ -11,9 +11,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The properties table of docs/spring-boot.md against the generated configuration metadata. */
+@Tag("unit")
 class SpringBootDocsTest {
 
   private static final Pattern ROW = Pattern.compile("^\\| `(locksmith\\.[a-z0-9.-]+)` \\| (?:`([^`]*)`)? \\| (.+) \\|$");

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.locksmith.LockClient;
 import io.locksmith.spring.integration.LocksmithLockRegistry;
 import java.util.concurrent.locks.Lock;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -15,6 +16,7 @@ import org.springframework.integration.support.locks.DefaultLockRegistry;
 import org.springframework.integration.support.locks.LockRegistry;
 
 /** When {@link LocksmithSpringIntegrationAutoConfiguration} gives a LockRegistry, and when it steps aside. */
+@Tag("unit")
 class SpringIntegrationAutoConfigurationTest {
   private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(
       AutoConfigurations.of(LocksmithAutoConfiguration.class, LocksmithSpringIntegrationAutoConfiguration.class));

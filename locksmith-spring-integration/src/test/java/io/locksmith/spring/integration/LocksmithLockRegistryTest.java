@@ -20,6 +20,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /** What Locksmith's registry adds to, or decides beyond, the LockRegistry contract; on the in-JVM backend. */
+@Tag("unit")
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 @Execution(ExecutionMode.SAME_THREAD) // 0.2 s in all: nothing to gain from running side by side
 class LocksmithLockRegistryTest {
