@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code lockAtMostFor} is enforced here, to the millisecond, whatever the backend's shortest lease:
  *       the Locksmith lease is released when it passes (and {@link SimpleLock#extend} moves that
  *       point). The lease itself is watched (renewed while this process lives) for {@code lockAtMostFor},
- *       but at least {@link LockOptions#MIN_WATCHED_LEASE_TIME} and at most {@link #MAX_BACKEND_LEASE}:
+ *       but at least {@link #SHORTEST_BACKEND_LEASE} and at most {@link #MAX_BACKEND_LEASE}:
  *       if this process dies, the lock frees itself within that lease, never later than
- *       {@code lockAtMostFor} for any value above the floor.</li>
+ *       {@code lockAtMostFor} for any value of at least 1 s.</li>
  *   <li>{@code unlock()} before {@code lockAtLeastFor} has passed keeps the lock until then, with
  *       {@link Lease#releaseAfter}: the backend lease is set to end at that instant, so the lock stays taken
  *       even if this instance shuts down (closing this provider and the client) or dies right after the job
@@ -57,6 +57,15 @@ import org.slf4j.LoggerFactory;
 public final class LocksmithLockProvider implements ExtensibleLockProvider, AutoCloseable {
   /** The longest lease asked of the backend; a longer {@code lockAtMostFor} is kept by renewals. */
   public static final Duration MAX_BACKEND_LEASE = Duration.ofSeconds(30);
+
+  /**
+   * The shortest lease asked of the backend, also for a shorter {@code lockAtMostFor} (which the release timer
+   * keeps). A grant must arrive with most of its lease left, or the client gives it back as too late: with
+   * the watched-lease floor of 100 ms a round trip over about 47 ms (a loaded machine, a remote backend)
+   * skipped the job although nobody held the lock. The price: a process that dies holding such a lock
+   * leaves it taken for up to this long, not {@code lockAtMostFor}.
+   */
+  public static final Duration SHORTEST_BACKEND_LEASE = Duration.ofSeconds(1);
 
   private static final Logger log = LoggerFactory.getLogger(LocksmithLockProvider.class);
   private static final ThreadLocal<Lease> CURRENT = new ThreadLocal<>();
@@ -99,7 +108,7 @@ public final class LocksmithLockProvider implements ExtensibleLockProvider, Auto
   public Optional<SimpleLock> lock(LockConfiguration config) {
     Objects.requireNonNull(config, "config");
     Duration atMost = config.getLockAtMostFor();
-    Duration lease = atMost.compareTo(LockOptions.MIN_WATCHED_LEASE_TIME) < 0 ? LockOptions.MIN_WATCHED_LEASE_TIME
+    Duration lease = atMost.compareTo(SHORTEST_BACKEND_LEASE) < 0 ? SHORTEST_BACKEND_LEASE
         : atMost.compareTo(MAX_BACKEND_LEASE) > 0 ? MAX_BACKEND_LEASE : atMost;
     Optional<Lease> granted = client.lock(config.getName(), LockOptions.watched(lease)).tryAcquire();
     if (granted.isEmpty()) {

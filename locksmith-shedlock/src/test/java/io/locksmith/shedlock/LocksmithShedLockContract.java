@@ -30,10 +30,10 @@ import org.junit.jupiter.api.parallel.ResourceLockTarget;
     target = ResourceLockTarget.CHILDREN)
 abstract class LocksmithShedLockContract extends AbstractExtensibleLockProviderIntegrationTest {
   /**
-   * Taken alone by the cases that lock for 50 ms or less, shared by the others: the provider asks the
-   * backend for its 100 ms floor, whose grant must arrive within about 47 ms (100 ms less the client's drift
-   * and scheduling allowance) or it is given back as too late. So those cases run with no other case of
-   * the class beside them; they are ShedLock's, only delegated to here so as to carry the lock.
+   * Taken alone by the cases that lock for 50 ms or less, shared by the others: those cases sleep a few
+   * milliseconds past such a {@code lockAtMostFor} and expect the provider's timer to have released it, so
+   * they run with no other case of the class beside them to delay that timer; they are ShedLock's, only
+   * delegated to here so as to carry the lock.
    */
   static final String SHORT_LEASES = "shedlock-short-leases";
 
