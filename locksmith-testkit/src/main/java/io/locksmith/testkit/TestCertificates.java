@@ -8,15 +8,19 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * A private certificate authority for TLS tests, made with nothing but the JDK's {@code keytool}: a CA,
@@ -34,8 +38,9 @@ import java.util.concurrent.TimeUnit;
  * }
  * }</pre>
  *
- * <p>Certificates are valid for 2 days. Creating a set takes a few seconds (one {@code keytool} process
- * per step); share one per test class. Instances are immutable and thread-safe.
+ * <p>Certificates are valid for 2 days. Making a set takes a few seconds (one {@code keytool} process per
+ * step), so one set is made per machine and day, under {@code java.io.tmpdir}/locksmith-test-pki, and
+ * {@link #create} copies it into the directory asked for. Instances are immutable and thread-safe.
  */
 public final class TestCertificates {
   /** Password of every store and key made here. */
@@ -57,9 +62,60 @@ public final class TestCertificates {
    * @throws UncheckedIOException if a file cannot be written
    */
   public static TestCertificates create(Path dir) {
-    TestCertificates pki = new TestCertificates(dir.toAbsolutePath());
-    pki.make();
-    return pki;
+    Path target = dir.toAbsolutePath();
+    Path made = todaysSet();
+    try (Stream<Path> files = Files.list(made)) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        Files.copy(file, target.resolve(file.getFileName().toString()), StandardCopyOption.REPLACE_EXISTING);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot copy the test certificates into " + target, e);
+    }
+    return new TestCertificates(target);
+  }
+
+  /**
+   * The set made today (UTC) on this machine, made now if there is none: nine {@code keytool} processes cost
+   * seconds of CPU (tens of seconds on a loaded machine), and every TLS test class used to pay them. A set
+   * is at most a day old when used and valid for two. Several JVMs may race to make it: each makes its own
+   * in a directory of its own and renames it into place; a loser uses the winner's.
+   */
+  private static synchronized Path todaysSet() {
+    Path base = Path.of(System.getProperty("java.io.tmpdir"), "locksmith-test-pki");
+    Path today = base.resolve(LocalDate.now(ZoneOffset.UTC).toString());
+    if (Files.isDirectory(today)) {
+      return today;
+    }
+    try {
+      Files.createDirectories(base);
+      Path fresh = Files.createTempDirectory(base, "making-");
+      try {
+        new TestCertificates(fresh).make();
+      } catch (RuntimeException e) {
+        deleteTree(fresh);
+        throw e;
+      }
+      try {
+        Files.move(fresh, today, StandardCopyOption.ATOMIC_MOVE);
+      } catch (IOException raced) {
+        if (!Files.isDirectory(today)) {
+          throw raced;
+        }
+        deleteTree(fresh); // another JVM renamed its set into place first
+      }
+      return today;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot make the test certificates under " + base, e);
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> files = Files.list(dir)) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        Files.delete(file);
+      }
+    }
+    Files.delete(dir);
   }
 
   /** @return the CA certificate, PEM */
