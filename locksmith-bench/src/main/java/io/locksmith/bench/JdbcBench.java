@@ -191,7 +191,7 @@ public final class JdbcBench {
         progress.print(line);
         out.append(line);
       }
-      return new HandOffReport(List.copyOf(results), out.toString());
+      return new HandOffReport(server.version, rounds, List.copyOf(results), out.toString());
     } finally {
       for (int i = owned.size() - 1; i >= 0; i--) {
         try {
@@ -214,10 +214,32 @@ public final class JdbcBench {
   public record HandOff(String impl, long p50Micros, long p90Micros, long maxMicros) {}
 
   /**
+   * @param database the server measured against, e.g. {@code PostgreSQL 17.6}
+   * @param rounds hand-offs per implementation
    * @param results one per implementation, Locksmith first
    * @param table the same as a fixed-width table
    */
-  public record HandOffReport(List<HandOff> results, String table) {}
+  public record HandOffReport(String database, int rounds, List<HandOff> results, String table) {
+    /**
+     * @return the JSON document of {@code locksmith bench --scenario hand-off --json}: {@code {"scenario":
+     *     "hand-off", "database": …, "rounds": …, "results": [{"impl": …, "p50Micros": …, "p90Micros": …,
+     *     "maxMicros": …}, …]}}
+     */
+    public String toJson() {
+      StringBuilder b = new StringBuilder("{\n  \"scenario\": \"hand-off\",\n");
+      b.append("  \"database\": \"").append(database.replace("\\", "\\\\").replace("\"", "\\\""))
+          .append("\",\n");
+      b.append("  \"rounds\": ").append(rounds).append(",\n  \"results\": [");
+      for (int i = 0; i < results.size(); i++) {
+        HandOff r = results.get(i);
+        b.append(i == 0 ? "\n" : ",\n").append("    {\"impl\": \"").append(r.impl())
+            .append("\", \"p50Micros\": ").append(r.p50Micros())
+            .append(", \"p90Micros\": ").append(r.p90Micros())
+            .append(", \"maxMicros\": ").append(r.maxMicros()).append('}');
+      }
+      return b.append("\n  ]\n}\n").toString();
+    }
+  }
 
   private static HikariDataSource pool(String url, int size) {
     HikariConfig config = new HikariConfig();

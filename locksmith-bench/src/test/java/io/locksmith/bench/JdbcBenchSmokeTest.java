@@ -49,6 +49,8 @@ class JdbcBenchSmokeTest {
     // ms; a notified waiter needs a NOTIFY and a grant, about 1 ms on loopback: 30 ms leaves a loaded host
     // 29 ms of scheduling delay, and stays under the registry's retry period.
     assertThat(ours.p50Micros()).as(report.table()).isLessThan(30_000).isLessThan(theirs.p50Micros());
+    assertThat(report.toJson()).contains("\"scenario\": \"hand-off\"", "\"rounds\": 5",
+        "{\"impl\": \"locksmith-jdbc\", \"p50Micros\": " + ours.p50Micros());
   }
 
   @Test

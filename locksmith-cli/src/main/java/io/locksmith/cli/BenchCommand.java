@@ -28,16 +28,16 @@ final class BenchCommand {
       }
       if (scenarioName.equals("hand-off")) {
         int rounds = args.intValue("threads", 20, 3, 1000); // --threads: rounds for this scenario
-        String table;
+        io.locksmith.bench.JdbcBench.HandOffReport handOff;
         try {
-          table = io.locksmith.bench.JdbcBench.handOff(backend, rounds, out).table();
+          handOff = io.locksmith.bench.JdbcBench.handOff(backend, rounds, out);
         } catch (IllegalArgumentException e) {
           throw new Args.UsageException(e.getMessage());
         }
-        out.print(table);
+        out.print(handOff.table());
         String json = args.get("json", null);
         if (json != null) {
-          Files.writeString(Path.of(json), table, StandardCharsets.UTF_8);
+          Files.writeString(Path.of(json), handOff.toJson(), StandardCharsets.UTF_8);
           out.println("wrote " + json);
         }
         return 0;

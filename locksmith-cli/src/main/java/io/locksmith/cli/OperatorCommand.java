@@ -103,6 +103,11 @@ final class OperatorCommand {
       throw new Args.UsageException(e.getMessage());
     }
     try (Target target = connected) {
+      if (kind != null && !target.kinds().contains(kind)) {
+        // a usage error, not a tool failure: the backend has no such kind (the JDBC backend had a stack trace)
+        throw new Args.UsageException("this backend has no --kind " + kind + "; its kinds are "
+            + String.join(", ", target.kinds()));
+      }
       switch (command) {
         case "list":
           return list(target, kind, limit, out);

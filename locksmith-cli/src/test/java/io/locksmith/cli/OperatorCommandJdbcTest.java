@@ -109,4 +109,21 @@ class OperatorCommandJdbcTest {
     assertThat(run("inspect", "--uri", "redis://localhost:1", "--table", "t", "x")).isEqualTo(2);
     assertThat(run("inspect", "--jdbc-url", "postgres://x", "x")).isEqualTo(2);
   }
+
+  /**
+   * Issue 25 item 3: a kind this backend does not offer printed an UnsupportedOperationException's stack
+   * trace and exited 1 (a tool failure); it is a usage error that names the kinds there are.
+   */
+  @Test
+  void aKindTheBackendDoesNotOfferIsAUsageErrorNamingTheKindsItHas() {
+    String url = h2.jdbcUrl() + ";USER=sa";
+    for (String command : new String[] {"inspect", "unlock"}) {
+      assertThat(run(command, "--jdbc-url", url, "--table", "app_locks", "--kind", "fair", "x"))
+          .as(command + ": " + errBytes).isEqualTo(2);
+      assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("no --kind fair", "lock, semaphore")
+          .doesNotContain("UnsupportedOperationException", "\tat ");
+    }
+    assertThat(run("list", "--jdbc-url", url, "--table", "app_locks", "--kind", "read-write")).isEqualTo(2);
+    assertThat(errBytes.toString(StandardCharsets.UTF_8)).contains("no --kind read-write");
+  }
 }

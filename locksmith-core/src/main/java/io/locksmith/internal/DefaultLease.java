@@ -375,14 +375,15 @@ final class DefaultLease implements Lease {
     }
   }
 
-  /** Validity ran out without a successful renewal. */
+  /** Validity ran out: a watched lease without a successful renewal, a fixed one at its end. */
   void expireIfDue() {
     boolean due;
     synchronized (this) {
       due = !state.isFinal() && validityElapsed();
     }
     if (due) {
-      transition(LeaseState.LOST, "validity elapsed without a successful renewal");
+      transition(LeaseState.LOST, options.watched() ? "validity elapsed without a successful renewal"
+          : "its fixed lease time ran out (a fixed lease is never renewed)");
     }
   }
 

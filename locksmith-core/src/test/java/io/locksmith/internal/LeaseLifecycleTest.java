@@ -12,6 +12,7 @@ import io.locksmith.LockClient;
 import io.locksmith.LockOptions;
 import io.locksmith.Ticker;
 import io.locksmith.injvm.InJvmLockServer;
+import io.locksmith.testkit.LogCapture;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,6 +39,27 @@ class LeaseLifecycleTest {
 
     void advance(Duration d) {
       now.addAndGet(d.toNanos());
+    }
+  }
+
+  /**
+   * Issue 25 item 9: a fixed lease that ran out was logged as lost "without a successful renewal", as if a
+   * renewal had been tried and failed; a fixed lease is never renewed, and the log says its time ran out.
+   */
+  @Test
+  void aFixedLeaseThatRunsOutIsLoggedAsRunOutNotAsAFailedRenewal() throws Exception {
+    ManualTicker clock = new ManualTicker();
+    InJvmLockServer server = new InJvmLockServer(clock);
+    try (LogCapture log = new LogCapture();
+        LockClient client = server.newClient(ClientOptions.builder().ticker(clock).build())) {
+      Lease fixed = client.lock("fixed-runs-out", LockOptions.fixed(Duration.ofSeconds(1))).tryAcquire()
+          .orElseThrow();
+      clock.advance(Duration.ofSeconds(1));
+      assertThat(fixed.state()).isEqualTo(LeaseState.LOST);
+      String told = "lease on lock 'fixed-runs-out' (token " + fixed.fencingToken() + ") is lost: ";
+      // the WARN may come from the client's timer thread, which can see the expiry first: wait for it
+      assertThat(LogCapture.eventually(Duration.ofSeconds(10), () -> log.text().contains(told))).isTrue();
+      assertThat(log.text()).contains(told + "its fixed lease time ran out").doesNotContain("renewal");
     }
   }
 
