@@ -249,9 +249,7 @@ public final class CheckReport {
         broken.add(staleWritesAccepted() + " stale writes accepted" + under);
       }
     } else {
-      long outside = f.overlaps().stream()
-          .filter(o -> f.faults().stream().noneMatch(w -> w.touches(o.first()) || w.touches(o.second())))
-          .count();
+      long outside = overlapsOutsideFaultWindows();
       if (outside > 0) {
         broken.add(outside + " overlapping holds outside every fault window" + under);
       }
@@ -265,16 +263,8 @@ public final class CheckReport {
           + under + " (the holder's JVM runs: it must be told first)");
     }
     if (settings.fenced() && expected != Expectation.CLEAN) {
-      Set<String> regressed = new HashSet<>();
-      f.regressions().forEach(r -> regressed.add(r.later().lock()));
-      int lost = 0;
-      int stale = 0;
-      for (var e : f.lostUpdatesByLock().entrySet()) {
-        lost += regressed.contains(e.getKey()) ? 0 : e.getValue();
-      }
-      for (var e : f.staleWritesAcceptedByLock().entrySet()) {
-        stale += regressed.contains(e.getKey()) ? 0 : e.getValue();
-      }
+      int lost = onLocksThatNeverRegressed(f.lostUpdatesByLock());
+      int stale = onLocksThatNeverRegressed(f.staleWritesAcceptedByLock());
       if (lost > 0) {
         broken.add(lost + " lost updates despite fencing, on locks whose tokens never regressed");
       }
@@ -283,6 +273,34 @@ public final class CheckReport {
       }
     }
     return broken;
+  }
+
+  /** @return overlaps neither of whose holds touches a fault window (all of them for the fault {@code none}) */
+  long overlapsOutsideFaultWindows() {
+    return f.overlaps().stream()
+        .filter(o -> f.faults().stream().noneMatch(w -> w.touches(o.first()) || w.touches(o.second())))
+        .count();
+  }
+
+  /** @return the sum of {@code byLock}'s counts over the locks whose tokens never went backwards */
+  private int onLocksThatNeverRegressed(Map<String, Integer> byLock) {
+    Set<String> regressed = new HashSet<>();
+    f.regressions().forEach(r -> regressed.add(r.later().lock()));
+    int sum = 0;
+    for (var e : byLock.entrySet()) {
+      sum += regressed.contains(e.getKey()) ? 0 : e.getValue();
+    }
+    return sum;
+  }
+
+  /** @return lost updates on locks whose tokens never regressed (fencing must have prevented them) */
+  int lostUpdatesDespiteFencing() {
+    return onLocksThatNeverRegressed(f.lostUpdatesByLock());
+  }
+
+  /** @return accepted stale writes on locks whose tokens never regressed */
+  int staleWritesAcceptedDespiteFencing() {
+    return onLocksThatNeverRegressed(f.staleWritesAcceptedByLock());
   }
 
   /**
@@ -452,15 +470,22 @@ public final class CheckReport {
     return Checkers.lossSignals(events);
   }
 
-  /** @return a human summary table (Markdown) */
+  /**
+   * @return a human summary: the verdict in a sentence, the settings, and a Markdown table of the measures,
+   *     each marked expected or not for this backend and fault
+   */
   public String toTable() {
     StringBuilder sb = new StringBuilder();
-    sb.append("\n").append(settings).append("\n").append(deployment).append("\n\n");
-    sb.append("| measure | value |\n|---|---:|\n");
-    for (var e : fields().entrySet()) {
+    sb.append('\n').append(Readings.verdictSentence(this)).append("\n\n");
+    sb.append(settings).append('\n').append(deployment).append("\n\n");
+    sb.append("| measure | value | for this fault |\n|---|---:|---|\n");
+    Map<String, Readings.Reading> judged = Readings.of(this);
+    judged.forEach((k, v) -> sb.append("| ").append(k).append(" | ").append(v.value()).append(" | ")
+        .append(v.text()).append(" |\n"));
+    for (var e : fields().entrySet()) { // the other figures, for context (the settings are in the line above)
       Object v = e.getValue();
-      if (v instanceof Number || v instanceof Boolean) {
-        sb.append("| ").append(e.getKey()).append(" | ").append(v).append(" |\n");
+      if (v instanceof Number && !judged.containsKey(e.getKey()) && !SETTINGS_FIELDS.contains(e.getKey())) {
+        sb.append("| ").append(e.getKey()).append(" | ").append(v).append(" | |\n");
       }
     }
     sb.append('\n');
@@ -476,6 +501,10 @@ public final class CheckReport {
     }
     return sb.toString();
   }
+
+  /** JSON fields that repeat the settings or the verdict, which the table shows in words instead. */
+  private static final Set<String> SETTINGS_FIELDS = Set.of("durationMillis", "clients", "processes", "locks",
+      "leaseMillis", "loadThreads", "schedulingAllowanceMillis", "events", "exitCode");
 
   /** @return a self-contained HTML page: the figures, a timeline of holds per client, the token sequence */
   public String toHtml() {

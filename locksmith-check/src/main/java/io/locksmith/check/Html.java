@@ -54,6 +54,8 @@ final class Html {
         .append("</style></head><body>\n");
     h.append("<h1>locksmith check: ").append(esc(s.toString())).append("</h1>\n<p>")
         .append(esc(String.valueOf(fields.get("deployment")))).append("</p>\n");
+    h.append("<p class=\"").append(report.verdict() == CheckReport.Verdict.PASSED ? "" : "bad").append("\">")
+        .append(esc(Readings.verdictSentence(report))).append("</p>\n");
     List<String> broken = report.brokenPromises();
     if (!report.checkerSawForcedViolation()) {
       h.append("<p class=\"bad\">Checker broken: holders were paused past their leases without fencing, and no "
@@ -62,13 +64,15 @@ final class Html {
     for (String b : broken) {
       h.append("<p class=\"bad\">Violation: ").append(esc(b)).append("</p>\n");
     }
-    h.append("<table><tr><th>measure</th><th>value</th></tr>\n");
+    h.append("<table><tr><th>measure</th><th>value</th><th>for this fault</th></tr>\n");
+    Map<String, Readings.Reading> judged = Readings.of(report);
+    judged.forEach((k, r) -> h.append("<tr><td>").append(esc(k)).append("</td><td class=\"n")
+        .append(r.mark() == Readings.Mark.NOT_EXPECTED ? " bad" : "").append("\">").append(r.value())
+        .append("</td><td>").append(esc(r.text())).append("</td></tr>\n"));
     for (var e : fields.entrySet()) {
-      if (e.getValue() instanceof Number || e.getValue() instanceof Boolean) {
-        boolean bad = e.getValue() instanceof Number n && n.longValue() > 0 && Set.of("overlaps", "lostUpdates",
-            "tokenRegressions", "staleWritesAccepted").contains(e.getKey());
-        h.append("<tr><td>").append(esc(e.getKey())).append("</td><td class=\"n").append(bad ? " bad" : "")
-            .append("\">").append(e.getValue()).append("</td></tr>\n");
+      if ((e.getValue() instanceof Number || e.getValue() instanceof Boolean) && !judged.containsKey(e.getKey())) {
+        h.append("<tr><td>").append(esc(e.getKey())).append("</td><td class=\"n\">").append(e.getValue())
+            .append("</td><td></td></tr>\n");
       }
     }
     h.append("</table>\n");

@@ -363,6 +363,56 @@ class CheckReportTest {
     assertThat(r.brokenPromises()).noneMatch(p -> p.contains("lost holds reported"));
   }
 
+  /** @return the table row of {@code measure}, e.g. "| overlaps | 1 | expected: … |" */
+  private static String row(CheckReport r, String measure) {
+    return r.toTable().lines().filter(l -> l.startsWith("| " + measure + " |")).findFirst()
+        .orElseThrow(() -> new AssertionError("no row " + measure + " in\n" + r.toTable()));
+  }
+
+  @Test
+  void theSummaryStartsWithTheVerdictInASentenceAndMarksEachMeasureForTheFault() {
+    // issue 25: a passing unfenced pause-holder run showed its overlaps and a negative loss margin with no word
+    // on whether that is what the fault does; now the verdict comes first and each measure says
+    CheckReport passed = overlapInWindow(false).ev(400, "a", Op.LOST, Type.OK, "L", 10, 0, 0)
+        .report(CheckBackend.REDIS, Fault.PAUSE_HOLDER, false);
+    assertThat(passed.verdict()).isEqualTo(CheckReport.Verdict.PASSED);
+    assertThat(passed.toTable().strip()).startsWith("PASSED: redis under pause-holder, unfenced: no promise broken"
+        + " in 2 grants and 1 injections. The 1 overlapping holds all touch a fault window, where pause-holder is"
+        + " known to break exclusion (docs/safety.md); unfenced, they lost 1 updates: run with --fenced");
+    assertThat(row(passed, "overlaps")).isEqualTo("| overlaps | 1 | expected: all touch a fault window, where this"
+        + " fault breaks exclusion |");
+    assertThat(row(passed, "lostUpdates")).startsWith("| lostUpdates | 1 | expected: unfenced writes");
+    assertThat(row(passed, "minLossMarginMillis")).startsWith("| minLossMarginMillis | -249 | expected: a frozen"
+        + " holder learns");
+    assertThat(row(passed, "checkerSawForcedViolation")).startsWith("| checkerSawForcedViolation | 1 | expected");
+    // (b was granted at 151 ms, a told at 400 ms: -249 ms)
+    // the same history where the fault must not break exclusion: the verdict and the marks turn
+    CheckReport broken = overlapInWindow(false).report(CheckBackend.REDIS, Fault.KILL_HOLDER, false);
+    assertThat(broken.toTable().strip()).startsWith("PROMISE BROKEN: redis under kill-holder, unfenced: 1"
+        + " overlapping holds under redis / kill-holder");
+    assertThat(row(broken, "overlaps")).isEqualTo("| overlaps | 1 | NOT expected: this fault must not break"
+        + " exclusion |");
+    assertThat(row(broken, "lostUpdates")).startsWith("| lostUpdates | 1 | NOT expected");
+    // an overlap outside every window is marked where the fault otherwise excuses overlaps
+    assertThat(row(overlapOutsideWindows().report(CheckBackend.REDIS, Fault.PAUSE_HOLDER, true), "overlaps"))
+        .isEqualTo("| overlaps | 1 | NOT expected: 1 outside every fault window |");
+    // fencing: a write refused, nothing lost; a regression where the counter survives is not expected
+    CheckReport fenced = overlapInWindow(true).report(CheckBackend.REDIS, Fault.PAUSE_HOLDER, true);
+    assertThat(fenced.toTable().strip()).startsWith("PASSED: redis under pause-holder, fenced").contains(
+        "fencing rejected 1 stale writes");
+    assertThat(row(fenced, "lostUpdates")).isEqualTo("| lostUpdates | 0 | expected |");
+    assertThat(row(regression(Fault.BLACKHOLE_LINK).report(CheckBackend.REDIS, Fault.BLACKHOLE_LINK, true),
+        "tokenRegressions")).isEqualTo("| tokenRegressions | 1 | NOT expected: the token counter survives this fault |");
+    assertThat(row(regression(Fault.RESTART_EMPTY).report(CheckBackend.REDIS, Fault.RESTART_EMPTY, true),
+        "tokenRegressions")).startsWith("| tokenRegressions | 1 | expected: this fault loses the token counter");
+    // the other verdicts lead too
+    assertThat(new H().report(CheckBackend.REDIS, Fault.PAUSE_HOLDER, false).toTable().strip())
+        .startsWith("INCONCLUSIVE: redis under pause-holder, unfenced: nothing was tested (no lock was granted;");
+    assertThat(clean(Fault.BLACKHOLE_LINK).report(CheckBackend.REDIS, Fault.BLACKHOLE_LINK, false,
+        new IllegalStateException("iptables")).toTable().strip()).startsWith("INFRASTRUCTURE FAILED: redis under"
+        + " blackhole-link, unfenced: fault injection failed (java.lang.IllegalStateException: iptables)");
+  }
+
   @Test
   void concurrentAcquisitionsAreNotJudgedForTokenOrder() {
     // b was invoked before a's grant completed: the lock may have ordered them either way
