@@ -160,11 +160,11 @@ final class OperatorCommand {
   private static Look look(LockClient client, String kind, String name) {
     switch (kind) {
       case "fair":
-        return holder("fair lock", name, client.fairLock(name).inspect(), false);
+        return holder(client, "fair lock", name, client.fairLock(name).inspect(), false);
       case "read-write": {
         DistributedReadWriteLock rw = client.readWriteLock(name);
-        Look writer = holder("writer of", name, rw.writeLock().inspect(), false);
-        Look readers = holder("readers of", name, rw.readLock().inspect(), true);
+        Look writer = holder(client, "writer of", name, rw.writeLock().inspect(), false);
+        Look readers = holder(client, "readers of", name, rw.readLock().inspect(), true);
         return new Look(writer.present() || readers.present(), writer.text() + readers.text());
       }
       case "semaphore": {
@@ -179,20 +179,32 @@ final class OperatorCommand {
         return new Look(stored || info.taken() > 0 || info.waiters() > 0, text);
       }
       default:
-        return holder("lock", name, client.lock(name).inspect(), false);
+        return holder(client, "lock", name, client.lock(name).inspect(), false);
     }
   }
 
   /** @param readers the read side: the owner shown is one of the readers, the holds are all readers' */
-  private static Look holder(String what, String name, Optional<LockInfo> info, boolean readers) {
+  private static Look holder(LockClient client, String what, String name, Optional<LockInfo> info,
+      boolean readers) {
     if (info.isEmpty()) {
       return new Look(false, what + " '" + name + "' is free" + System.lineSeparator());
     }
     LockInfo i = info.get();
+    String time = sessionBound(client)
+        ? "ends in   at most %d ms if its holder stops renewing (its lease, bounded by its ZooKeeper session timeout)"
+        : "ttl       %d ms";
     return new Look(true, String.format(
-        "%s '%s'%nowner     %s%s%nholds     %d%s%nttl       %d ms%ntoken     %d%nwaiters   %d%n", what,
+        "%s '%s'%nowner     %s%s%nholds     %d%s%n" + time + "%ntoken     %d%nwaiters   %d%n", what,
         i.name(), i.owner(), readers ? " (one of the readers)" : "", i.holdCount(),
         readers ? " (all readers)" : "", i.remainingTtl().toMillis(), i.fencingToken(), i.waiters()));
+  }
+
+  /**
+   * Whether holds end with the holder's session rather than by a stored time to live: on ZooKeeper a node
+   * lives while its holder's session does and its lease is renewed, so the time shown is a bound, not a TTL.
+   */
+  private static boolean sessionBound(LockClient client) {
+    return client instanceof ZooKeeperLockClient;
   }
 
   /** @return how the other kinds the backend offers hold {@code name}, e.g. "a fair lock" */
@@ -252,7 +264,8 @@ final class OperatorCommand {
   private static int list(Target target, String kind, int limit, PrintStream out) {
     Scan scan = target.scan(limit, LIST_BUDGET, false);
     List<String[]> rows = new ArrayList<>();
-    rows.add(new String[] {"KIND", "NAME", "OWNER", "HOLDS", "TTL", "TOKEN", "WAITERS"});
+    rows.add(new String[] {"KIND", "NAME", "OWNER", "HOLDS", sessionBound(target.client) ? "ENDS WITHIN" : "TTL",
+        "TOKEN", "WAITERS"});
     for (Found f : scan.locks()) {
       String k = cliKind(f.kind());
       if (kind == null || kind.equals(k)) {
@@ -358,7 +371,7 @@ final class OperatorCommand {
       if (client.semaphore(name, 1).forceUnlock()) {
         out.printf("unlocked semaphore '%s'%nevicted   %d permit%s (a semaphore's holders are not named)%n", name,
             before.taken(), before.taken() == 1 ? "" : "s");
-        explainEviction(out, "each evicted permit holder", Optional.empty(), true);
+        explainEviction(out, "each evicted permit holder", Optional.empty(), true, sessionBound(client));
         return 0;
       }
     } else {
@@ -374,11 +387,14 @@ final class OperatorCommand {
         if (before.isPresent()) {
           LockInfo i = before.get();
           // a reader's token is the last write's: shown, but it fences nothing
-          out.printf("evicted   %s%s, %d hold%s%s, token %d, %d ms of its lease left%n", i.owner(),
+          out.printf("evicted   %s%s, %d hold%s%s, token %d, %d ms %s%n", i.owner(),
               readers ? " (the reader whose lease ends last)" : "", i.holdCount(), i.holdCount() == 1 ? "" : "s",
-              readers ? " of all readers" : "", i.fencingToken(), i.remainingTtl().toMillis());
+              readers ? " of all readers" : "", i.fencingToken(), i.remainingTtl().toMillis(),
+              sessionBound(client) ? "at most left unrenewed (lease and ZooKeeper session timeout)"
+                  : "of its lease left");
         }
-        explainEviction(out, readers ? "each evicted reader" : "the evicted holder", before, !readers);
+        explainEviction(out, readers ? "each evicted reader" : "the evicted holder", before, !readers,
+            sessionBound(client));
         Optional<LockInfo> now = lock.inspect();
         out.println(now.map(i -> String.format("now       held by %s, token %d (granted after the unlock)",
             i.owner(), i.fencingToken())).orElse("now       free"));
@@ -400,9 +416,12 @@ final class OperatorCommand {
    * then learns it when it reconnects (its leases are verified) or when its lease runs out.
    *
    * @param writes whether the holder's token fences writes (not a reader's: it carries the last write's)
+   * @param session whether holds end with the holder's ZooKeeper session (the time left is a bound)
    */
-  private static void explainEviction(PrintStream out, String who, Optional<LockInfo> before, boolean writes) {
-    String left = before.map(i -> "in about " + i.remainingTtl().toMillis() + " ms (the lease it had left)")
+  private static void explainEviction(PrintStream out, String who, Optional<LockInfo> before, boolean writes,
+      boolean session) {
+    String left = before.map(i -> "in about " + i.remainingTtl().toMillis() + " ms" + (session
+        ? " (the lease it had left, bounded by its ZooKeeper session timeout)" : " (the lease it had left)"))
         .orElse("when its lease would have run out");
     out.printf("%s is told now: a notice to its client makes its lease LOST within milliseconds (onLost "
         + "listeners run, release() returns false)%n"

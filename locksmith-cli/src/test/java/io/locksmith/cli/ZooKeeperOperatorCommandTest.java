@@ -85,6 +85,9 @@ class ZooKeeperOperatorCommandTest {
         .contains("fair lock 'payouts/eu'").contains("waiters   1").contains("owner     " + app.clientId())
         .contains("readers of 'payouts/eu'").contains("semaphore payouts/eu").contains("permits   3")
         .contains("taken     1");
+    // issue 25 item 4: a ZooKeeper hold ends with its holder's session or unrenewed lease, it has no TTL
+    assertThat(printed()).doesNotContain("ttl").contains("ends in   at most ")
+        .contains(" ms if its holder stops renewing (its lease, bounded by its ZooKeeper session timeout)");
     for (Lease l : List.of(lock, fair, read, permit)) {
       l.release();
     }
@@ -99,12 +102,14 @@ class ZooKeeperOperatorCommandTest {
 
     assertThat(run("list", "--uri", ZK.get().uri(), "--namespace", "zk-unlock")).as(printed()).isZero();
     assertThat(printed()).contains("lock").contains("nightly").contains("semaphore").contains("exports")
-        .contains("1/2 permits").contains("2 holds under namespace 'zk-unlock'");
+        .contains("1/2 permits").contains("2 holds under namespace 'zk-unlock'").contains("ENDS WITHIN")
+        .doesNotContain("TTL");
 
     int code = run("unlock", "--uri", ZK.get().uri(), "--namespace", "zk-unlock", "nightly");
     assertThat(code).as(printed()).isZero();
     assertThat(printed()).contains("unlocked lock 'nightly'").contains("evicted   " + app.clientId())
-        .contains("token " + held.fencingToken()).contains("now       free");
+        .contains("token " + held.fencingToken()).contains("now       free")
+        .contains("ms at most left unrenewed (lease and ZooKeeper session timeout)").doesNotContain("lease left");
     assertThat(held.release()).as("the evicted holder learns it").isFalse();
 
     assertThat(run("unlock", "--uri", ZK.get().uri(), "--namespace", "zk-unlock", "--kind", "semaphore", "exports"))

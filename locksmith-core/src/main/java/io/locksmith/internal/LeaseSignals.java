@@ -103,7 +103,8 @@ final class LeaseSignals implements BackendEvents {
     for (DefaultLease lease : client.liveLeases()) {
       if (lease.owner().equals(owner) && lease.lockName().equals(name) && kindMatches(lease, kind)) {
         matched = true;
-        lease.markLost("the backend reports that its hold was removed by someone else (" + cause + ")");
+        // the backend names the cause (a force-unlock, a session that ran out, ...): never guess "someone else"
+        lease.markLost("the backend reports its hold gone: " + cause);
       }
     }
     if (!matched) {

@@ -775,7 +775,7 @@ final class ZooKeeperBackend implements LockBackend {
           sessionOver(moved, "the client reconnected in a new session (the old one expired)");
         }
         if (!isConnected()) {
-          sessionOver(sessions.current(), "ZooKeeper session lost");
+          sessionOver(sessions.current(), "its ZooKeeper session expired or may have (Curator reports the session lost), so the server deletes its node");
         }
         break;
       default:

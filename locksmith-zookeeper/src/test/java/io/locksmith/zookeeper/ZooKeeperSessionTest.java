@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.locksmith.Lease;
 import io.locksmith.LeaseState;
 import io.locksmith.LockOptions;
+import io.locksmith.testkit.LogCapture;
 import io.locksmith.testkit.TcpProxy;
 import io.locksmith.testkit.zookeeper.ZooKeeperExtension;
 import io.locksmith.testkit.zookeeper.ZooKeeperSessions;
@@ -196,12 +197,14 @@ class ZooKeeperSessionTest {
   @Test
   void aSessionExpiredByTheServerLosesItsLeasesAndTheClientCarriesOn() throws Exception {
     String name = "expired-" + System.nanoTime();
-    try (ZooKeeperLockClient holder = ZooKeeperLockClient.create(ZK.get().uri());
+    try (LogCapture logged = new LogCapture();
+        ZooKeeperLockClient holder = ZooKeeperLockClient.create(ZK.get().uri());
         ZooKeeperLockClient other = ZooKeeperLockClient.create(ZK.get().uri());
         RawZooKeeper raw = new RawZooKeeper(ZK.get().connectString())) {
       LeaseEventLog log = new LeaseEventLog();
       holder.backend.observe(log);
-      Lease lease = holder.lock(name, LockOptions.watched(Duration.ofMillis(600))).acquire();
+      // a lease long enough that the session's end, not the holder's own timer, ends it
+      Lease lease = holder.lock(name, LockOptions.watched(Duration.ofSeconds(8))).acquire();
       CompletableFuture<Lease> next = other.lock(name).acquireAsync(Duration.ofSeconds(20)).toCompletableFuture();
       long session = holder.backend.currentSession();
       ZooKeeperSessions.expire(ZK.get().connectString(), session, holder.backend.sessionPassword(), Duration.ofSeconds(5));
@@ -209,6 +212,11 @@ class ZooKeeperSessionTest {
       assertThat(eventually(Duration.ofSeconds(10), () -> log.first("lost") != null)).as("the holder was told").isTrue();
       assertThat(eventually(Duration.ofSeconds(10), () -> lease.state() == LeaseState.LOST))
           .as("and so was its lease").isTrue();
+      // issue 25 item 4: the log said "its hold was removed by someone else" for a session that ran out
+      String lost = "(token " + lease.fencingToken() + ") is lost: ";
+      assertThat(eventually(Duration.ofSeconds(10), () -> logged.text().contains(lost))).isTrue();
+      String line = logged.text().lines().filter(l -> l.contains(lost)).findFirst().orElseThrow();
+      assertThat(line).contains("session").doesNotContain("someone else");
       assertThat(eventually(Duration.ofSeconds(10), () -> holder.backend.currentSession() != session))
           .as("a new session").isTrue();
       taken.release();
