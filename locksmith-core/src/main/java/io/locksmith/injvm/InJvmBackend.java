@@ -85,7 +85,9 @@ final class InJvmBackend implements LockBackend {
       return null;
     }
     return CompletableFuture.failedFuture(
-        new BackendUnavailableException("in-JVM lock server is unreachable (simulated): " + what, null));
+        new BackendUnavailableException("in-JVM lock server is unreachable (simulated): could not " + what,
+            // the transport's own failure underneath, as on a real backend
+            new java.net.ConnectException("in-JVM lock server is unreachable (simulated)")));
   }
 
   /** Delivers wake-ups outside the server's monitor; one whose waiter is gone goes to the next waiter. */

@@ -476,8 +476,10 @@ final class Acquisition {
     }
     long remaining = remainingNanos();
     if (remaining <= 0) {
+      // names the lock once: the last failure's own message names it again, and stays in the cause chain
       result.completeExceptionally(new BackendUnavailableException("lock '" + name + "' was not acquired within "
-          + wait + ": the backend could not be reached, last attempt: " + failure.getMessage(), failure));
+          + readable(wait) + ": the backend could not be reached (" + (failures + 1) + " attempt"
+          + (failures == 0 ? "" : "s") + "; the last failed with: " + rootMessage(failure) + ")", failure));
       return;
     }
     failures++;
@@ -578,5 +580,24 @@ final class Acquisition {
       return unanswered && freshOwner ? client.giveBackUnanswered(ops, name, owner) : DONE;
     });
     client.track(cleanup); // close() lets this finish while the connection is still open
+  }
+
+  /** @return the message of the innermost cause: what went wrong, without the wrappers' context */
+  static String rootMessage(Throwable failure) {
+    Throwable root = failure;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+  }
+
+  /** @return e.g. "300 ms", "2 s", "1.5 s" rather than ISO-8601 "PT0.3S" */
+  static String readable(Duration d) {
+    long ms = d.toMillis();
+    if (ms < 1_000) {
+      return ms + " ms";
+    }
+    return ms % 1_000 == 0 ? ms / 1_000 + " s" : String.format(java.util.Locale.ROOT, "%.3f s", ms / 1e3)
+        .replaceAll("0+ s$", " s");
   }
 }
