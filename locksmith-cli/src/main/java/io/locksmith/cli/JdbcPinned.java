@@ -95,18 +95,22 @@ final class JdbcPinned {
         + nl);
     if (h.session().isPresent()) {
       Session x = h.session().get();
-      s.append("held by   ").append(session(x)).append(nl);
-      if (h.mode() == JdbcLockMode.ROW_LOCK) {
-        s.append("since     ").append(x.transactionStart() != null ? x.transactionStart() + " (its transaction began:"
-            + " the lock is that transaction's first statement)" : "not visible to this database user").append(nl);
+      s.append("held by   ").append(session(client.dialect(), x)).append(nl);
+      if (h.mode() == JdbcLockMode.ROW_LOCK && x.transactionStart() != null) {
+        s.append("since     ").append(x.transactionStart()).append(" (its transaction began: the lock is that "
+            + "transaction's first statement)").append(nl);
+      } else if (x.sessionStart() != null) {
+        s.append("since     some time after its session began at ").append(x.sessionStart()).append(
+            h.mode() == JdbcLockMode.ADVISORY ? " (pg_locks does not say when an advisory lock was taken)" : "")
+            .append(nl);
       } else {
-        s.append("since     ").append(x.sessionStart() != null ? "some time after its session began at "
-            + x.sessionStart() : "not visible to this database user").append(" (pg_locks does not say when an"
-            + " advisory lock was taken)").append(nl);
+        s.append("since     not shown to this database user").append(nl);
       }
     } else {
-      s.append("held by   another database session: ").append(client.dialect())
-          .append(" refuses the row to this probe without saying which session has it").append(nl);
+      s.append("held by   another database session, which this database user cannot identify").append(
+          client.dialect() == JdbcDialect.MARIADB ? " (reading whom a lock waits for needs the PROCESS privilege)"
+              : client.dialect() == JdbcDialect.H2 ? " (reading other sessions needs an admin user)" : "")
+          .append(nl);
     }
     s.append(h.mode() == JdbcLockMode.ROW_LOCK
         ? "owner     not visible: the holder writes its owner and fencing token in its open transaction, which"
@@ -118,13 +122,15 @@ final class JdbcPinned {
     return s.toString();
   }
 
-  private static String session(Session x) {
-    return "PostgreSQL session pid " + x.pid() + ", client " + orUnseen(x.clientAddress()) + ", application '"
-        + (x.applicationName() == null ? "?" : x.applicationName()) + "', user " + orUnseen(x.user());
+  private static String session(JdbcDialect dialect, Session x) {
+    String id = dialect == JdbcDialect.POSTGRESQL ? "PostgreSQL session pid " : dialect == JdbcDialect.MARIADB
+        ? "MariaDB connection id " : "H2 session id ";
+    return id + x.id() + ", client " + orUnseen(x.clientAddress()) + (x.applicationName() == null ? ""
+        : ", application '" + x.applicationName() + "'") + ", user " + orUnseen(x.user());
   }
 
   private static String orUnseen(String s) {
-    return s != null ? s : "(not visible to this database user)";
+    return s != null ? s : "(not shown)";
   }
 
   /** The names of the pinned modes looked at, for a "free" line: e.g. ", row lock or advisory lock". */
@@ -136,7 +142,7 @@ final class JdbcPinned {
   static List<String> heldAs(JdbcLockClient client, List<JdbcLockMode> modes, String name) {
     List<String> held = new ArrayList<>();
     for (JdbcLockMode m : modes) {
-      if (JdbcPinnedLocks.find(client, m, name).isPresent()) {
+      if (JdbcPinnedLocks.held(client, m, name)) {
         held.add((m == JdbcLockMode.ADVISORY ? "an " : "a ") + what(m) + " (--mode " + modeName(m) + ")");
       }
     }
@@ -158,7 +164,7 @@ final class JdbcPinned {
     if (modes.contains(JdbcLockMode.ROW_LOCK)) {
       JdbcPinnedLocks.Listing found = JdbcPinnedLocks.rowLocks(client, limit, LIST_BUDGET);
       for (Hold h : found.holds()) {
-        rows.add(new String[] {"row-lock", h.name(), h.session().map(s -> "session pid " + s.pid() + " ("
+        rows.add(new String[] {"row-lock", h.name(), h.session().map(s -> "session pid " + s.id() + " ("
             + orUnseen(s.clientAddress()) + ")").orElse("another session"), "-", "-", "not visible", "-"});
       }
       end = found.end();
@@ -282,23 +288,28 @@ final class JdbcPinned {
     }
     if (client.dialect() != JdbcDialect.POSTGRESQL) {
       out.print(describe(client, before.get()));
-      out.printf("not unlocked: a row lock is held by the holder's open transaction, and %s offers no "
-          + "statement that ends another client's transaction through JDBC. To free it, make the holding "
-          + "application release it, or end its connection by hand%s; until then the lock stays held%n",
-          client.dialect(), client.dialect() == JdbcDialect.MARIADB
-              ? " (KILL CONNECTION <id>, with the id of the holding connection from SHOW PROCESSLIST or "
-                  + "information_schema.INNODB_TRX)" : " (stop the holding application)");
+      boolean maria = client.dialect() == JdbcDialect.MARIADB;
+      String id = before.get().session().map(s -> Long.toString(s.id())).orElse("<id>");
+      out.printf("not unlocked: the row lock belongs to the holder's open transaction, which only the holder, "
+          + "or the end of its connection, ends; this command does not end another client's connection on %s. "
+          + "By hand, as a user allowed to: %s ends that connection, which rolls the transaction back and frees "
+          + "the lock; the holder's client then finds its connection broken at its next check (every %d ms) "
+          + "and makes the lease LOST%s%n", client.dialect(),
+          maria ? "KILL CONNECTION " + id : "CALL ABORT_SESSION(" + id + ")", HOLDER_CHECK_MILLIS,
+          before.get().session().isPresent() ? "" : maria
+              ? " (the id: the connection whose transaction is old in information_schema.INNODB_TRX, as a user "
+                  + "with the PROCESS privilege)" : " (the id: INFORMATION_SCHEMA.SESSIONS, as an admin user)");
       return OperatorCommand.CANNOT_TELL;
     }
     Optional<Session> ended = JdbcPinnedLocks.terminate(client, mode, name);
     if (ended.isEmpty()) {
-      boolean still = JdbcPinnedLocks.find(client, mode, name).isPresent();
+      boolean still = JdbcPinnedLocks.held(client, mode, name);
       out.printf("%s '%s' %s%n", what(mode), name, still ? "is held, but its holding session could not be "
           + "identified: nothing was unlocked" : "was let go before it could be ended: nothing was unlocked");
       return still ? OperatorCommand.CANNOT_TELL : 0;
     }
     Session s = ended.get();
-    out.printf("unlocked %s '%s'%nended     %s%n", what(mode), name, session(s));
+    out.printf("unlocked %s '%s'%nended     %s%n", what(mode), name, session(client.dialect(), s));
     out.printf("the holder's %s was %s, which freed the lock; its client finds its pinned connection broken at "
         + "its next check (every %d ms, at the latest at its next renewal) and makes the lease LOST (onLost "
         + "listeners run, release() returns false)%n", mode == JdbcLockMode.ROW_LOCK ? "transaction" : "session",
@@ -307,7 +318,7 @@ final class JdbcPinned {
         + "tokens refuses its writes once it has accepted a write with a newer holder's token (every later "
         + "grant's token is larger)");
     Optional<Hold> now = JdbcPinnedLocks.find(client, mode, name);
-    out.println(now.map(h -> "now       held again by " + h.session().map(JdbcPinned::session).orElse(
+    out.println(now.map(h -> "now       held again by " + h.session().map(x -> session(client.dialect(), x)).orElse(
         "another session") + " (granted after the unlock)").orElse("now       free"));
     return 0;
   }

@@ -28,6 +28,16 @@ class H2JdbcModesOperatorTest extends JdbcModesOperatorContract {
     return false;
   }
 
+  @Override
+  String holderId() {
+    return "H2 session id ";
+  }
+
+  @Override
+  String byHand() {
+    return "CALL ABORT_SESSION(";
+  }
+
   @Test
   void aModeTheDatabaseLacksIsAUsageErrorNamingItsModes() {
     assertThat(run("inspect", "--mode", "advisory", "x")).isEqualTo(2);

@@ -24,4 +24,14 @@ class MariaDbJdbcModesOperatorTest extends JdbcModesOperatorContract {
   boolean endsSessions() {
     return false;
   }
+
+  @Override
+  String holderId() {
+    return "MariaDB connection id ";
+  }
+
+  @Override
+  String byHand() {
+    return "KILL CONNECTION ";
+  }
 }

@@ -39,6 +39,11 @@ class PostgresJdbcModesOperatorTest extends JdbcModesOperatorContract {
     return true;
   }
 
+  @Override
+  String holderId() {
+    return "PostgreSQL session pid ";
+  }
+
   @Test
   void aRowLockShowsItsHoldingSession() throws Exception {
     app(JdbcLockMode.ROW_LOCK).lock("ledger", LockOptions.watched(Duration.ofSeconds(30))).acquire();

@@ -23,10 +23,13 @@ import java.util.Optional;
  * <p>What can be known differs by database. A row lock is found everywhere by probing its row without
  * waiting ({@code SELECT … FOR UPDATE NOWAIT}, rolled back at once: an application attempt at that very
  * moment is refused and polls again). The owner and fencing token the holder wrote are part of its open
- * transaction and stay invisible to every other session until it ends. On PostgreSQL the holding server
- * session is found exactly (advisory: {@code pg_locks}; row lock: the row's {@code xmax} against the
+ * transaction and stay invisible to every other session until it ends. The holding session is found
+ * too: on PostgreSQL exactly (advisory: {@code pg_locks}; row lock: the row's {@code xmax} against the
  * transaction locks in {@code pg_locks}) and described from {@code pg_stat_activity}; on MariaDB and H2
- * only "held by another session" is known. Advisory locks store no name (their key is a hash of namespace
+ * {@link #find} queues a second probe behind the holder for at most {@value #QUEUE_MILLIS} ms and reads
+ * whom it waits for ({@code information_schema.INNODB_LOCK_WAITS}, which needs the {@code PROCESS}
+ * privilege; H2's {@code INFORMATION_SCHEMA.SESSIONS.BLOCKER_ID}, which needs an admin user), and reports
+ * no session where that is not allowed. Advisory locks store no name (their key is a hash of namespace
  * and name), so they can be counted but not listed.
  *
  * <p>Every method takes a client of any mode, uses its data source, table and namespace, and runs on its
@@ -35,6 +38,17 @@ import java.util.Optional;
 public final class JdbcPinnedLocks {
   private JdbcPinnedLocks() {}
 
+  /** MariaDB, H2: how long the second probe queues behind the holder to learn who it is, at most. */
+  static final long QUEUE_MILLIS = 1500;
+  /** H2: as long, but below its whole-second wait. */
+  private static final long H2_QUEUE_MILLIS = 800;
+  /**
+   * The queued probe's own timeout in whole seconds, should the watcher be unable to cut it short (H2 goes
+   * on waiting after {@code CANCEL_SESSION}; MariaDB stops at {@code KILL QUERY}).
+   */
+  private static long queueWaitSeconds(JdbcDialect dialect) {
+    return dialect == JdbcDialect.H2 ? 1 : 2;
+  }
   /** How long {@link #terminate} lets PostgreSQL wait for the ended session to exit. */
   private static final long TERMINATE_WAIT_MILLIS = 3000;
   /** Row-lock rows probed per call of {@link #rowLocks}: each call stays well inside a command timeout. */
@@ -43,19 +57,22 @@ public final class JdbcPinnedLocks {
   static final int MAX_ROWS = 100_000;
 
   /**
-   * A PostgreSQL server session (backend) as {@code pg_stat_activity} shows it. The fields other than
-   * {@code pid} are null where the database user running the query may not see them (another user's
-   * session without {@code pg_read_all_stats}) or where they do not apply.
+   * The database session that holds a lock, as the database shows it. The fields other than {@code id}
+   * are null where the database does not tell them or the user running the query may not see them (on
+   * PostgreSQL another user's session without {@code pg_read_all_stats}).
    *
-   * @param pid the backend's process id ({@code pg_terminate_backend} takes it)
-   * @param clientAddress the client's address and port, or {@code "local socket"}
-   * @param applicationName the client's {@code application_name} (often empty)
+   * @param id the database's id of the session: the PostgreSQL backend pid ({@code pg_terminate_backend}
+   *     takes it), the MariaDB connection id ({@code KILL CONNECTION} takes it), the H2 session id ({@code
+   *     ABORT_SESSION} takes it)
+   * @param clientAddress the client's address (and port where known), or {@code "local socket"}
+   * @param applicationName PostgreSQL: the client's {@code application_name} (often empty); H2: its client
+   *     info; MariaDB: null
    * @param user the database user
-   * @param sessionStart when the session (connection) began
+   * @param sessionStart when the session (connection) began; null on MariaDB
    * @param transactionStart when its current transaction began (row lock: when the lock was taken, since
-   *     the lock is its transaction's first statement); null when idle outside a transaction
+   *     the lock is its transaction's first statement); null when idle outside a transaction, and on H2
    */
-  public record Session(int pid, String clientAddress, String applicationName, String user, Instant sessionStart,
+  public record Session(long id, String clientAddress, String applicationName, String user, Instant sessionStart,
       Instant transactionStart) {}
 
   /**
@@ -63,7 +80,7 @@ public final class JdbcPinnedLocks {
    *
    * @param mode {@link JdbcLockMode#ROW_LOCK} or {@link JdbcLockMode#ADVISORY}
    * @param name the lock name
-   * @param session the holding session (PostgreSQL), empty where it cannot be identified (MariaDB, H2)
+   * @param session the holding session, empty where it cannot be identified (see the class comment)
    */
   public record Hold(JdbcLockMode mode, String name, Optional<Session> session) {
     /** @throws NullPointerException if a component is null */
@@ -124,9 +141,34 @@ public final class JdbcPinnedLocks {
         return Optional.<Hold>empty();
       }
       Optional<Session> s = client.dialect() == JdbcDialect.POSTGRESQL
-          ? session(db, c, client.table(), mode, namespace, name) : Optional.empty();
+          ? session(db, c, client.table(), mode, namespace, name) : queueBehind(client, c, namespace, name);
       return Optional.of(new Hold(mode, name, s));
     }, null));
+  }
+
+  /**
+   * Whether {@code name} is held in {@code mode} by any session other than the probing one, without
+   * identifying the holder (on MariaDB and H2 quicker than {@link #find}).
+   *
+   * @param client any client of the namespace, table and database to read
+   * @param mode {@link JdbcLockMode#ROW_LOCK} or {@link JdbcLockMode#ADVISORY}
+   * @param name a lock name
+   * @return true if held
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code mode} is not a pinned mode the client's database offers
+   * @throws io.locksmith.BackendUnavailableException if the database does not answer within the command
+   *     timeout
+   * @throws io.locksmith.LockException if the database refuses the query (e.g. missing privileges)
+   */
+  public static boolean held(JdbcLockClient client, JdbcLockMode mode, String name) {
+    check(client, mode);
+    Objects.requireNonNull(name, "name");
+    if (mode == JdbcLockMode.ADVISORY) {
+      return find(client, mode, name).isPresent();
+    }
+    Db db = client.db();
+    return Futures.join(db.call("probe the row lock '" + name + "'", c -> rowHeld(db, c, client.table(),
+        client.options().namespace(), name), null));
   }
 
   /**
@@ -249,7 +291,7 @@ public final class JdbcPinnedLocks {
       try (PreparedStatement ps = db.prepare(c, "SELECT pg_terminate_backend(pid, " + TERMINATE_WAIT_MILLIS
           + ") FROM (" + holderQuery(client.table(), mode) + ") h WHERE pid = ?")) {
         int i = bind(ps, mode, namespace, name);
-        ps.setInt(i, holder.get().pid());
+        ps.setLong(i, holder.get().id());
         try (ResultSet rs = ps.executeQuery()) {
           return rs.next() && rs.getBoolean(1) ? holder : Optional.<Session>empty();
         }
@@ -310,10 +352,92 @@ public final class JdbcPinnedLocks {
         int port = rs.getInt(3);
         // a null address with a port of -1 is a Unix-socket client; null and null: not visible to this user
         String address = host != null ? host + (port > 0 ? ":" + port : "") : port == -1 ? "local socket" : null;
-        return Optional.of(new Session(rs.getInt(1), address, rs.getString(4), rs.getString(5), instant(rs, 6),
+        return Optional.of(new Session(rs.getLong(1), address, rs.getString(4), rs.getString(5), instant(rs, 6),
             instant(rs, 7)));
       }
     }
+  }
+
+  /**
+   * MariaDB, H2: the session holding the row lock, learnt by queueing for it on {@code c} for at most
+   * {@link #QUEUE_MILLIS} while another connection reads whom {@code c} waits for; the queued probe is cut
+   * short once that is known (or ends at its timeout, or takes the row if the holder let go meanwhile, and
+   * is rolled back). Empty if the holder cannot be read (missing privilege, or it let go).
+   */
+  private static Optional<Session> queueBehind(JdbcLockClient client, Connection c, String namespace, String name)
+      throws SQLException {
+    Db db = client.db();
+    boolean maria = client.dialect() == JdbcDialect.MARIADB;
+    long me;
+    try (PreparedStatement ps = db.prepare(c, maria ? "SELECT CONNECTION_ID()" : "SELECT SESSION_ID()");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      me = rs.getLong(1);
+    }
+    String blocker = maria
+        ? "SELECT b.trx_mysql_thread_id, p.HOST, NULL, p.USER, NULL, UNIX_TIMESTAMP(b.trx_started)"
+            + " FROM information_schema.INNODB_LOCK_WAITS x"
+            + " JOIN information_schema.INNODB_TRX r ON r.trx_id = x.requesting_trx_id"
+            + " JOIN information_schema.INNODB_TRX b ON b.trx_id = x.blocking_trx_id"
+            + " LEFT JOIN information_schema.PROCESSLIST p ON p.ID = b.trx_mysql_thread_id"
+            + " WHERE r.trx_mysql_thread_id = ?"
+        : "SELECT s.SESSION_ID, s.CLIENT_ADDR, s.CLIENT_INFO, s.USER_NAME, s.SESSION_START, NULL"
+            + " FROM INFORMATION_SCHEMA.SESSIONS w JOIN INFORMATION_SCHEMA.SESSIONS s ON s.SESSION_ID = w.BLOCKER_ID"
+            + " WHERE w.SESSION_ID = ?";
+    long until = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(maria ? QUEUE_MILLIS
+        : H2_QUEUE_MILLIS);
+    java.util.concurrent.CompletableFuture<Optional<Session>> watcher = db.call("find the holder of '" + name + "'",
+        w -> {
+          while (true) {
+            try (PreparedStatement ps = db.prepare(w, blocker)) {
+              ps.setLong(1, me);
+              try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                  Session s = new Session(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                      maria ? null : instant(rs, 5), maria ? epochSeconds(rs, 6) : null);
+                  cancel(db, w, maria, me);
+                  return Optional.of(s);
+                }
+              }
+            } catch (SQLException e) {
+              cancel(db, w, maria, me); // e.g. no PROCESS privilege, or not an admin on H2
+              return Optional.<Session>empty();
+            }
+            if (System.nanoTime() - until > 0) {
+              cancel(db, w, maria, me);
+              return Optional.<Session>empty();
+            }
+            // polling the server's view of another connection: nothing here could notify us instead
+            java.util.concurrent.locks.LockSupport.parkNanos(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(20));
+          }
+        }, null);
+    c.setAutoCommit(false);
+    try (PreparedStatement ps = db.prepare(c, "SELECT 1 FROM " + client.table()
+        + " WHERE namespace = ? AND kind = 'R' AND lock_name = ? FOR UPDATE WAIT " + queueWaitSeconds(client.dialect()))) {
+      ps.setString(1, namespace);
+      ps.setString(2, name);
+      ps.executeQuery().close();
+    } catch (SQLException expected) {
+      // the wait timed out, or the watcher cut it short
+    } finally {
+      c.rollback();
+      c.setAutoCommit(true);
+    }
+    return Futures.join(watcher);
+  }
+
+  /** Ends the queued probe's wait: the holder is known. Best effort (it ends at its timeout anyway). */
+  private static void cancel(Db db, Connection w, boolean maria, long me) {
+    try (PreparedStatement ps = db.prepare(w, maria ? "KILL QUERY " + me : "CALL CANCEL_SESSION(" + me + ")")) {
+      ps.execute();
+    } catch (SQLException ignored) {
+      // not allowed: the probe waits out its timeout
+    }
+  }
+
+  private static Instant epochSeconds(ResultSet rs, int column) throws SQLException {
+    long t = rs.getLong(column);
+    return rs.wasNull() ? null : Instant.ofEpochSecond(t);
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {
