@@ -12,6 +12,7 @@ import io.locksmith.LockScan.End;
 import io.locksmith.LockScan.Found;
 import io.locksmith.SemaphoreInfo;
 import io.locksmith.jdbc.JdbcLockClient;
+import io.locksmith.jdbc.JdbcLockMode;
 import io.locksmith.jdbc.JdbcLockScan;
 import io.locksmith.redis.RedisLockClient;
 import io.locksmith.redis.RedisLockScan;
@@ -46,6 +47,12 @@ final class OperatorCommand {
    * or {@code unlock} removed nothing while another kind of lock holds the name.
    */
   static final int NOT_THERE = 4;
+  /**
+   * Exit code when the answer cannot be known or the unlock cannot be done from here: a JDBC row lock held
+   * on MariaDB or H2 (no statement ends another client's transaction), advisory locks whose names cannot be
+   * read back, a held lock whose holding session cannot be identified.
+   */
+  static final int CANNOT_TELL = 5;
   /** How long a lookup that found nothing may walk the keyspace to tell an empty namespace. */
   static final Duration PROBE_BUDGET = Duration.ofSeconds(5);
   /** How long {@code list} may walk the keyspace. */
@@ -62,8 +69,9 @@ final class OperatorCommand {
     if ((uri != null ? 1 : 0) + (nodes != null ? 1 : 0) + (jdbcUrl != null ? 1 : 0) != 1) {
       throw new Args.UsageException(command + " needs one of --uri, --nodes (Redlock) or --jdbc-url");
     }
-    if (jdbcUrl == null && (args.get("table", null) != null || args.get("jdbc-user", null) != null)) {
-      throw new Args.UsageException("--table and --jdbc-user apply to --jdbc-url only");
+    String mode = args.get("mode", null);
+    if (jdbcUrl == null && (args.get("table", null) != null || args.get("jdbc-user", null) != null || mode != null)) {
+      throw new Args.UsageException("--table, --jdbc-user and --mode apply to --jdbc-url only");
     }
     if (list ? !args.positional().isEmpty() : args.positional().size() != 1) {
       throw new Args.UsageException(list ? "list takes no lock name (--kind narrows it to one kind)"
@@ -108,6 +116,14 @@ final class OperatorCommand {
         throw new Args.UsageException("this backend has no --kind " + kind + "; its kinds are "
             + String.join(", ", target.kinds()));
       }
+      if (target.client instanceof JdbcLockClient jdbc) { // the row-lock and advisory modes as well
+        target.mode = mode;
+        target.pinned = JdbcPinned.modes(jdbc, mode, kind);
+        if (mode != null && !mode.equals("lease")) {
+          return JdbcPinned.run(command, jdbc, target.pinned.get(0), list ? null : args.positional().get(0), limit,
+              out);
+        }
+      }
       switch (command) {
         case "list":
           return list(target, kind, limit, out);
@@ -122,10 +138,15 @@ final class OperatorCommand {
   // ------------------------------------------------------------------ inspect
 
   private static int inspect(Target target, String kind, String name, PrintStream out) {
+    JdbcPinned.OperatorLook pinned = target.client instanceof JdbcLockClient jdbc
+        ? JdbcPinned.look(jdbc, target.pinned, name) : new JdbcPinned.OperatorLook(false, "");
     if (kind != null) {
       Look look = look(target.client, kind, name);
-      out.print(look.text());
-      if (look.present()) {
+      if (look.present() || !pinned.held()) {
+        out.print(look.text());
+      }
+      out.print(pinned.text());
+      if (look.present() || pinned.held()) {
         return 0;
       }
       List<String> elsewhere = otherKindsPresent(target, kind, name);
@@ -144,13 +165,19 @@ final class OperatorCommand {
         any = true;
       }
     }
-    if (any) {
+    out.print(pinned.text());
+    if (any || pinned.held()) {
       return 0;
     }
-    List<String> names = target.kinds().stream().map(OperatorCommand::kindName).toList();
+    List<String> names = new ArrayList<>(target.kinds().stream().map(OperatorCommand::kindName).toList());
+    names.addAll(JdbcPinned.names(target.pinned));
     String kinds = names.size() == 1 ? names.get(0)
         : String.join(", ", names.subList(0, names.size() - 1)) + " or " + names.get(names.size() - 1);
     out.printf("'%s' is free: no %s of that name is held under namespace '%s'%n", name, kinds, target.namespace);
+    if (target.pinned.contains(JdbcLockMode.ADVISORY)) {
+      out.println("(an advisory lock keeps no row: a --namespace or database that is not the application's cannot "
+          + "be told from a free advisory lock)");
+    }
     return namespaceCheck(target, out);
   }
 
@@ -272,6 +299,9 @@ final class OperatorCommand {
         rows.addAll(rows(target.client, f));
       }
     }
+    JdbcPinned.Listing pinned = target.client instanceof JdbcLockClient jdbc && !target.pinned.isEmpty()
+        ? JdbcPinned.list(jdbc, target.pinned, limit) : JdbcPinned.Listing.NONE;
+    rows.addAll(pinned.rows());
     scan.notes().forEach(out::println);
     int held = rows.size() - 1;
     if (held > 0) {
@@ -304,6 +334,13 @@ final class OperatorCommand {
     }
     if (!scan.allWalked()) {
       how += "; not every node was walked: the list may be incomplete";
+    }
+    how += pinned.end() == End.FINISHED ? "" : "; the row-lock probing stopped early: the list may be incomplete";
+    pinned.notes().forEach(out::println);
+    if (held == 0 && pinned.advisoryHeld() > 0) {
+      out.println("no lock, semaphore or row lock held" + where + how + "; whether one of the advisory locks is "
+          + "this namespace's cannot be told");
+      return CANNOT_TELL;
     }
     if (held == 0 && scan.lockKeys() == 0 && scan.end() == End.FINISHED && scan.allWalked()) {
       out.printf("no Locksmith keys under namespace '%s' on %s: nothing was locked there recently, or "
@@ -403,6 +440,9 @@ final class OperatorCommand {
     }
     out.println(what + " '" + name + "' was not held");
     List<String> elsewhere = otherKindsPresent(target, kind, name);
+    if (target.client instanceof JdbcLockClient jdbc) {
+      elsewhere.addAll(JdbcPinned.heldAs(jdbc, JdbcPinned.modes(jdbc, target.mode, null), name));
+    }
     if (!elsewhere.isEmpty()) {
       out.printf("'%s' is held as %s: nothing was unlocked%n", name, String.join(" and as ", elsewhere));
       return NOT_THERE;
@@ -451,6 +491,9 @@ final class OperatorCommand {
     final LockClient client;
     final String namespace;
     final String description;
+    /** JDBC: the {@code --mode} given (null: none), and the pinned modes a command looks at. */
+    String mode;
+    List<JdbcLockMode> pinned = List.of();
     private final ClientOptions options;
     /** A Redlock's node URIs; null for one Redis deployment. */
     private final List<String> nodes;

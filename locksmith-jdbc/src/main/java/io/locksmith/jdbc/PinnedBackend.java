@@ -362,7 +362,7 @@ final class PinnedBackend implements LockBackend {
   }
 
   /** PostgreSQL 55P03; MariaDB 1205/3572 (NOWAIT); H2 HYT00. */
-  private static boolean isLockNotAvailable(SQLException e) {
+  static boolean isLockNotAvailable(SQLException e) {
     String state = String.valueOf(e.getSQLState());
     return state.equals("55P03") || state.equals("HYT00") || e.getErrorCode() == 1205
         || e.getErrorCode() == 3572 || e.getErrorCode() == 1969;
@@ -386,8 +386,12 @@ final class PinnedBackend implements LockBackend {
     }
   }
 
-  /** 64 bits of SHA-256 over namespace and name: the advisory lock key (a collision makes two names share). */
   private long advisoryKey(String name) {
+    return advisoryKey(namespace, name);
+  }
+
+  /** 64 bits of SHA-256 over namespace and name: the advisory lock key (a collision makes two names share). */
+  static long advisoryKey(String namespace, String name) {
     try {
       byte[] h = MessageDigest.getInstance("SHA-256")
           .digest((namespace + "\u0000" + name).getBytes(StandardCharsets.UTF_8));

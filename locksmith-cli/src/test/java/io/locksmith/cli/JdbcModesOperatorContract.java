@@ -1,0 +1,155 @@
+package io.locksmith.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.locksmith.ClientOptions;
+import io.locksmith.Lease;
+import io.locksmith.LeaseState;
+import io.locksmith.LockOptions;
+import io.locksmith.jdbc.JdbcLockClient;
+import io.locksmith.jdbc.JdbcLockMode;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 25 item 1: every answer of {@code inspect}, {@code list} and {@code unlock --jdbc-url} about a lock
+ * that another client (the "application") holds, in each mode the database offers, is right or says it
+ * cannot tell (exit 5): never "free", "nothing held" or "was not held". The row-lock and advisory modes
+ * were read by a lease-mode client only, which saw nothing of them. Each test works in a namespace of its
+ * own, so the tests of one database share its server.
+ */
+abstract class JdbcModesOperatorContract {
+  private final ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+  private final PrintStream out = new PrintStream(outBytes, true, StandardCharsets.UTF_8);
+  private final PrintStream err = new PrintStream(errBytes, true, StandardCharsets.UTF_8);
+  private final String namespace = "ns-" + UUID.randomUUID().toString().substring(0, 8);
+  private final List<JdbcLockClient> apps = new ArrayList<>();
+
+  /** @return the database's JDBC URL with its user, as an operator passes it */
+  abstract String url();
+
+  /** @return a data source of the database for the application's clients */
+  abstract DataSource dataSource();
+
+  /** @return whether the database can end another client's session (PostgreSQL) */
+  abstract boolean endsSessions();
+
+  /** @return how inspect names the holding session, e.g. "PostgreSQL session pid " */
+  abstract String holderId();
+
+  /** @return the statement that ends a holding session by hand (where the command does not), e.g. "KILL CONNECTION " */
+  String byHand() {
+    return null;
+  }
+
+  @AfterEach
+  void closeApps() {
+    apps.forEach(JdbcLockClient::close);
+  }
+
+  JdbcLockClient app(JdbcLockMode mode) {
+    JdbcLockClient c = JdbcLockClient.builder().dataSource(dataSource()).table("cli_locks").createTableIfMissing()
+        .mode(mode).options(ClientOptions.builder().namespace(namespace).build()).build();
+    apps.add(c);
+    return c;
+  }
+
+  int run(String command, String... more) {
+    List<String> argv = new ArrayList<>(List.of(command, "--jdbc-url", url(), "--table", "cli_locks",
+        "--namespace", namespace));
+    argv.addAll(List.of(more));
+    outBytes.reset();
+    errBytes.reset();
+    return Main.run(argv.toArray(String[]::new), out, err);
+  }
+
+  String out() {
+    return outBytes.toString(StandardCharsets.UTF_8);
+  }
+
+  String err() {
+    return errBytes.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void aLeaseLockIsShownListedAndUnlocked() throws Exception {
+    JdbcLockClient app = app(JdbcLockMode.LEASE);
+    Lease lease = app.lock("invoice", LockOptions.watched(Duration.ofSeconds(30))).acquire();
+    assertThat(run("inspect", "invoice")).as(out()).isZero();
+    assertThat(out()).contains("lock 'invoice'", app.clientId(), "token     " + lease.fencingToken())
+        .doesNotContain("is free");
+    assertThat(run("list")).as(out()).isZero();
+    assertThat(out()).contains("invoice", app.clientId(), "1 hold");
+    assertThat(run("unlock", "invoice")).as(out()).isZero();
+    assertThat(out()).contains("unlocked lock 'invoice'", "token " + lease.fencingToken());
+  }
+
+  @Test
+  void aLeaseSemaphoreIsShownListedAndUnlocked() throws Exception {
+    JdbcLockClient app = app(JdbcLockMode.LEASE);
+    // kept referenced: a lease that becomes unreachable is released by its client
+    Lease permit = app.semaphore("exports", 2).acquire();
+    assertThat(run("inspect", "exports")).as(out()).isZero();
+    assertThat(out()).contains("semaphore exports", "taken     1").doesNotContain("is free");
+    assertThat(run("list", "--kind", "semaphore")).as(out()).isZero();
+    assertThat(out()).contains("exports", "1/2 permits");
+    assertThat(run("unlock", "--kind", "semaphore", "exports")).as(out()).isZero();
+    assertThat(out()).contains("unlocked semaphore 'exports'", "evicted   1 permit");
+    assertThat(permit.fencingToken()).isPositive();
+  }
+
+  @Test
+  void aRowLockIsNeverCalledFree() throws Exception {
+    JdbcLockClient app = app(JdbcLockMode.ROW_LOCK);
+    Lease lease = app.lock("ledger", LockOptions.watched(Duration.ofSeconds(30))).acquire();
+    CountDownLatch lost = new CountDownLatch(1);
+    lease.onLost(lost::countDown);
+
+    assertThat(run("inspect", "ledger")).as(out()).isZero();
+    assertThat(out()).contains("row lock 'ledger' (--mode row-lock)", "held by   " + holderId(), "since     ",
+        "owner     not visible")
+        .doesNotContain("is free", "token     0", "ttl       0 ms");
+    assertThat(run("inspect", "--mode", "row-lock", "ledger")).as(out()).isZero();
+    assertThat(out()).contains("row lock 'ledger'", "held by");
+    assertThat(run("inspect", "--mode", "lease", "ledger")).as("--mode lease looks at lease locks only")
+        .isZero();
+    assertThat(out()).contains("is free");
+
+    assertThat(run("list")).as(out()).isZero();
+    assertThat(out()).contains("row-lock", "ledger", "1 hold").doesNotContain("nothing held");
+    assertThat(run("list", "--mode", "row-lock")).as(out()).isZero();
+    assertThat(out()).contains("ledger", "1 row lock held");
+
+    assertThat(run("unlock", "ledger")).as("a plain unlock acts on lease locks and names the row lock: "
+        + out()).isEqualTo(OperatorCommand.NOT_THERE);
+    assertThat(out()).contains("held as a row lock (--mode row-lock): nothing was unlocked");
+
+    int unlocked = run("unlock", "--mode", "row-lock", "ledger");
+    if (endsSessions()) {
+      assertThat(unlocked).as(out()).isZero();
+      assertThat(out()).contains("unlocked row lock 'ledger'", "ended     PostgreSQL session pid", "now       free");
+      // the holder's client checks its pinned connections every 0.5 s; 30 s is only a failure deadline
+      assertThat(lost.await(30, TimeUnit.SECONDS)).as("the holder finds its lease lost").isTrue();
+      assertThat(lease.state()).isEqualTo(LeaseState.LOST);
+    } else {
+      assertThat(unlocked).as(out()).isEqualTo(OperatorCommand.CANNOT_TELL);
+      assertThat(out()).contains("held by   " + holderId(), "not unlocked", byHand())
+          .doesNotContain("was not held", "<id>");
+      assertThat(lease.state()).isEqualTo(LeaseState.HELD);
+      lease.release();
+    }
+    assertThat(run("inspect", "--mode", "row-lock", "ledger")).isZero();
+    assertThat(out()).contains("row lock 'ledger' is free");
+  }
+}
