@@ -178,7 +178,8 @@ final class OperatorCommand {
             "semaphore %s%npermits   %s%ntaken     %d%navailable %s%nwaiters   %d%n", state.name(),
             stored.isPresent() ? Integer.toString(stored.getAsInt())
                 : "none stored yet (the first acquisition stores its count)",
-            state.taken(), stored.isPresent() ? Integer.toString(Math.max(0, stored.getAsInt() - state.taken())) : "-",
+            state.taken(),
+            stored.isPresent() ? Integer.toString(Math.max(0, stored.getAsInt() - state.taken())) : "-",
             state.waiters()));
         for (PermitHolder h : state.holders()) {
           text.append(String.format("holder    %s, token %d, ttl %d ms%n", h.owner(), h.fencingToken(),

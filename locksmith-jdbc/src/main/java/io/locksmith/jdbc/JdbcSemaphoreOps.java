@@ -318,7 +318,8 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
         bindName(ps, 1, name);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            holders.add(new PermitHolder(rs.getString(1), rs.getLong(2), Duration.ofMillis(Math.max(0, rs.getLong(3)))));
+            holders.add(new PermitHolder(rs.getString(1), rs.getLong(2),
+                Duration.ofMillis(Math.max(0, rs.getLong(3)))));
           }
         }
       }
