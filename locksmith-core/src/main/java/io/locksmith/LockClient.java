@@ -158,6 +158,22 @@ public interface LockClient extends AutoCloseable {
   Optional<LockInfo> inspect(String name);
 
   /**
+   * Reads a semaphore as the backend stores it, for operators: the stored permit count (empty if none is
+   * stored), each permit's holder with its fencing token and time left, and the waiters. Unlike {@link
+   * #semaphore(String, int)}, this declares no count, so it neither stores one nor logs that a declared
+   * count differs from the one in force.
+   *
+   * @param name the semaphore name
+   * @return the snapshot; {@link SemaphoreState#isEmpty()} if the backend keeps nothing for the name
+   * @throws UnsupportedOperationException if {@link #capabilities()} lacks {@link LockKind#SEMAPHORE}
+   * @throws BackendUnavailableException if the backend cannot be reached
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name (see above)
+   * @throws IllegalStateException if the client is closed
+   */
+  SemaphoreState inspectSemaphore(String name);
+
+  /**
    * Deletes a lock whoever holds it, for operators clearing a lock a dead process left behind. The
    * holder, if alive, is told by a backend that can tell it (Redis, Redlock, in-JVM), and its lease is
    * {@link LeaseState#LOST} at once; otherwise it finds out at its next renewal. One waiter is woken.

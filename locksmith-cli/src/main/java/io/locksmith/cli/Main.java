@@ -2,12 +2,16 @@ package io.locksmith.cli;
 
 import io.locksmith.LockException;
 import java.io.PrintStream;
+import java.util.Arrays;
 import java.util.Set;
 
 /** The {@code locksmith} command. */
 public final class Main {
   private static final String USAGE = String.join("\n",
-      "usage: locksmith <command> [options]",
+      "usage: locksmith <command> [options] [--verbose]",
+      "",
+      "  Every command prints its answer only; --verbose also prints the library's log lines (INFO and",
+      "  up) on stderr.",
       "",
       "commands:",
       "  demo [--json FILE] [--items N] [--processes N] [--threads N] [--uri redis://...]",
@@ -16,12 +20,14 @@ public final class Main {
       "        --uri is given. Exits 1 if Locksmith lost an update.",
       "  inspect --uri redis://... [--namespace NS] [--kind lock|fair|read-write|semaphore] NAME",
       "        who holds NAME: owner, hold count, remaining TTL, fencing token, waiters (a semaphore:",
-      "        permits, taken, waiters). Without --kind, NAME is looked up as every kind and each one",
+      "        the stored permit count, taken, waiters and each permit holder's owner, token and TTL,",
+      "        read without declaring a count). Without --kind, NAME is looked up as every kind and each one",
       "        held is shown; with --kind, another kind holding NAME is named. When nothing holds NAME,",
       "        says whether the namespace has any Locksmith key at all (exit 4 if not: wrong --namespace",
       "        or server?). --uri may be redis-sentinel://, redis-cluster:// or zookeeper://host:2181[,...][/chroot]",
       "  list --uri redis://... [--namespace NS] [--kind KIND] [--limit N]",
-      "        every held lock of the namespace, one line per holder: kind, name, owner, holds, TTL,",
+      "        every held lock of the namespace, one line per holder (a semaphore: per permit holder):",
+      "        kind, name, owner, holds, TTL,",
       "        token, waiters. Walks the keyspace with SCAN (a Sentinel's master, every master of a",
       "        Cluster; on ZooKeeper the lock parents), for at most --limit locks (default 1000) and 30 s;",
       "        exit 4 if the namespace has no Locksmith key",
@@ -29,7 +35,8 @@ public final class Main {
       "        --side write|read] NAME",
       "        force-unlock NAME (default --kind lock; waiters are woken): a read-write lock's writer or",
       "        all its readers (one side per call), a semaphore's permits. Prints the evicted owner and",
-      "        token and what the evicted holder will see; exit 4 if nothing was unlocked because",
+      "        token (a semaphore: every permit holder's) and what the evicted holder will see; exit 4 if",
+      "        nothing was unlocked because",
       "        another kind holds NAME or the namespace has no Locksmith key",
       "  inspect|list|unlock --jdbc-url jdbc:postgresql://...|jdbc:mariadb://...|jdbc:h2:... [--table T]",
       "        [--jdbc-user U] [--namespace NS] [--kind lock|semaphore] [--mode lease|row-lock|advisory] [NAME]",
@@ -80,18 +87,28 @@ public final class Main {
       "        4 the checker is broken, 5 inconclusive (nothing was tested)",
       "  help");
 
-  static {
+  /** The flag every command accepts: let the library's log lines through to stderr. */
+  static final String VERBOSE = "--verbose";
+
+  /**
+   * Sets slf4j-simple up for an operator's command, before the first logger is made (slf4j-simple reads
+   * its settings once per JVM, then). The command's output is its answer; the library's log lines are
+   * written for applications, and some would mislead here (a semaphore's count warning advises a
+   * {@code setPermits} that would cut the application's permits), so none is printed unless {@code
+   * --verbose} asks for them. A setting given with {@code -D} is kept.
+   */
+  static void configureLogging(boolean verbose) {
+    setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "info" : "off");
     // the ZooKeeper client logs its whole environment at INFO when it connects: not an operator's concern
-    quiet("org.apache.zookeeper", "warn");
-    quiet("org.apache.curator", "warn");
+    setIfAbsent("org.slf4j.simpleLogger.log.org.apache.zookeeper", verbose ? "warn" : "off");
+    setIfAbsent("org.slf4j.simpleLogger.log.org.apache.curator", verbose ? "warn" : "off");
     // the ZooKeeper servers that check runs start: the faults it injects make them complain
-    quiet("org.apache.zookeeper.server", "error");
+    setIfAbsent("org.slf4j.simpleLogger.log.org.apache.zookeeper.server", verbose ? "error" : "off");
   }
 
-  private static void quiet(String logger, String level) {
-    String key = "org.slf4j.simpleLogger.log." + logger;
+  private static void setIfAbsent(String key, String value) {
     if (System.getProperty(key) == null) {
-      System.setProperty(key, level);
+      System.setProperty(key, value);
     }
   }
 
@@ -101,10 +118,13 @@ public final class Main {
    * @param argv command line
    */
   public static void main(String[] argv) {
+    configureLogging(Arrays.asList(argv).contains(VERBOSE));
     System.exit(run(argv, System.out, System.err));
   }
 
   static int run(String[] argv, PrintStream out, PrintStream err) {
+    // every command accepts --verbose (main() acted on it before any logger was made)
+    argv = Arrays.stream(argv).filter(a -> !a.equals(VERBOSE)).toArray(String[]::new);
     if (argv.length == 0 || argv[0].equals("help") || argv[0].equals("--help") || argv[0].equals("-h")) {
       out.println(USAGE);
       return argv.length == 0 ? 2 : 0;

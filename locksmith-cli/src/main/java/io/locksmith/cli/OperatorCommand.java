@@ -10,7 +10,8 @@ import io.locksmith.LockKind;
 import io.locksmith.LockScan;
 import io.locksmith.LockScan.End;
 import io.locksmith.LockScan.Found;
-import io.locksmith.SemaphoreInfo;
+import io.locksmith.PermitHolder;
+import io.locksmith.SemaphoreState;
 import io.locksmith.jdbc.JdbcLockClient;
 import io.locksmith.jdbc.JdbcLockMode;
 import io.locksmith.jdbc.JdbcLockScan;
@@ -25,6 +26,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.TreeSet;
 
 /**
@@ -195,15 +197,22 @@ final class OperatorCommand {
         return new Look(writer.present() || readers.present(), writer.text() + readers.text());
       }
       case "semaphore": {
-        // describe() reports the stored count, or the declared one when none is stored: declaring 1 and
-        // then 2 tells a stored 1 from none
-        SemaphoreInfo info = client.semaphore(name, 1).describe();
-        boolean stored = info.permits() != 1 || client.semaphore(name, 2).describe().permits() == 1;
-        String text = String.format("semaphore %s%npermits   %s%ntaken     %d%navailable %s%nwaiters   %d%n",
-            info.name(), stored ? Integer.toString(info.permits())
+        // read as stored, declaring no count: a declared count would be compared with the stored one and
+        // logged as a mismatch, with advice that would cut the application's permits if followed
+        SemaphoreState state = client.inspectSemaphore(name);
+        OptionalInt stored = state.storedPermits();
+        StringBuilder text = new StringBuilder(String.format(
+            "semaphore %s%npermits   %s%ntaken     %d%navailable %s%nwaiters   %d%n", state.name(),
+            stored.isPresent() ? Integer.toString(stored.getAsInt())
                 : "none stored yet (the first acquisition stores its count)",
-            info.taken(), stored ? Integer.toString(info.available()) : "-", info.waiters());
-        return new Look(stored || info.taken() > 0 || info.waiters() > 0, text);
+            state.taken(),
+            stored.isPresent() ? Integer.toString(Math.max(0, stored.getAsInt() - state.taken())) : "-",
+            state.waiters()));
+        for (PermitHolder h : state.holders()) {
+          text.append(String.format("holder    %s, token %d, %s %d ms%n", h.owner(), h.fencingToken(),
+              sessionBound(client) ? "ends within" : "ttl", h.remainingTtl().toMillis()));
+        }
+        return new Look(!state.isEmpty(), text.toString());
       }
       default:
         return holder(client, "lock", name, client.lock(name).inspect(), false);
@@ -379,9 +388,15 @@ final class OperatorCommand {
         break;
       }
       case SEMAPHORE: {
-        SemaphoreInfo s = client.semaphore(f.name(), 1).describe();
-        if (s.taken() > 0 || s.waiters() > 0) {
-          rows.add(new String[] {"semaphore", f.name(), "-", s.taken() + "/" + s.permits() + " permits", "-", "-",
+        SemaphoreState s = client.inspectSemaphore(f.name());
+        String permits = s.storedPermits().isPresent() ? Integer.toString(s.storedPermits().getAsInt()) : "?";
+        String holds = "1 (" + s.taken() + "/" + permits + " permits taken)";
+        for (PermitHolder h : s.holders()) { // one row per permit holder, longest lease left first
+          rows.add(new String[] {"semaphore", f.name(), h.owner(), holds, h.remainingTtl().toMillis() + " ms",
+              Long.toString(h.fencingToken()), Integer.toString(s.waiters())});
+        }
+        if (s.holders().isEmpty() && s.waiters() > 0) {
+          rows.add(new String[] {"semaphore", f.name(), "-", "0 (0/" + permits + " permits taken)", "-", "-",
               Integer.toString(s.waiters())});
         }
         break;
@@ -403,12 +418,22 @@ final class OperatorCommand {
     LockClient client = target.client;
     String what = kind.equals("read-write") ? (side.equals("write") ? "writer of" : "readers of") : kind;
     if (kind.equals("semaphore")) {
-      // the count declared here is never stored: force-unlock keeps the stored count
-      SemaphoreInfo before = client.semaphore(name, 1).describe();
+      // read just before the drop, declaring no count (a permit granted in between is evicted unnamed);
+      // the force-unlock keeps the stored count, so the count declared for it is never used
+      SemaphoreState before = client.inspectSemaphore(name);
       if (client.semaphore(name, 1).forceUnlock()) {
-        out.printf("unlocked semaphore '%s'%nevicted   %d permit%s (a semaphore's holders are not named)%n", name,
-            before.taken(), before.taken() == 1 ? "" : "s");
+        out.printf("unlocked semaphore '%s'%nevicted   %d permit%s%n", name, before.taken(),
+            before.taken() == 1 ? "" : "s");
+        for (PermitHolder h : before.holders()) {
+          out.printf("          %s, token %d, %d ms %s%n", h.owner(), h.fencingToken(),
+              h.remainingTtl().toMillis(), sessionBound(client)
+                  ? "at most left unrenewed (lease and ZooKeeper session timeout)" : "of its lease left");
+        }
         explainEviction(out, "each evicted permit holder", Optional.empty(), true, sessionBound(client));
+        SemaphoreState now = client.inspectSemaphore(name);
+        out.println(now.taken() == 0 ? "now       no permit held"
+            : String.format("now       %d permit%s held (granted after the unlock)", now.taken(),
+                now.taken() == 1 ? "" : "s"));
         return 0;
       }
     } else {

@@ -55,6 +55,17 @@ class MainTest {
         .contains("before the other's write: write token=").contains(" rejected leasestate=");
   }
 
+  /** Issue 25 item 2: every command takes --verbose (main() acts on it; run() must not reject it). */
+  @Test
+  void everyCommandAcceptsVerbose() {
+    for (String command : List.of("demo", "bench", "check", "inspect", "list", "unlock")) {
+      errBytes.reset();
+      Main.run(new String[] {command, "--verbose", "--no-such-option"}, out, err);
+      assertThat(errBytes.toString(StandardCharsets.UTF_8).lines().findFirst()).as(command)
+          .hasValue("locksmith: unknown option --no-such-option");
+    }
+  }
+
   @Test
   void inspectAndUnlockReachTheServer() throws Exception {
     try (RedisServer server = RedisServer.start(); RedisLockClient locks = RedisLockClient.create(server.uri())) {

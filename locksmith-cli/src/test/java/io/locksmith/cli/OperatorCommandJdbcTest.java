@@ -11,6 +11,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -95,6 +97,47 @@ class OperatorCommandJdbcTest {
     assertThat(out()).contains("nothing held");
     assertThat(run("list", "--jdbc-url", url, "--table", "app_locks", "--namespace", "nobody"))
         .isEqualTo(OperatorCommand.NOT_THERE);
+  }
+
+  /**
+   * Issue 25 items 2 and 5 on the JDBC backend (lease mode, an H2 server the child JVM reaches over TCP):
+   * a semaphore of 3 permits is inspected without a log line or advice, its holders named, and unlock
+   * names whom it evicted; list shows one row per permit holder.
+   */
+  @Test
+  void aSemaphoresHoldersAreNamedWithoutALogLineOrAdvice() throws Exception {
+    try (H2Database db = H2Database.server();
+        JdbcLockClient holder = JdbcLockClient.builder().dataSource(db.dataSource()).table("app_locks")
+            .createTableIfMissing().build()) {
+      List<Lease> permits = List.of(holder.semaphore("exports", 3).acquire(), holder.semaphore("exports", 3).acquire());
+      String url = db.jdbcUrl() + ";USER=sa";
+
+      CliProcess.Result inspect = CliProcess.run("inspect", "--jdbc-url", url, "--table", "app_locks", "--kind",
+          "semaphore", "exports");
+      assertThat(inspect.code()).as("%s", inspect).isZero();
+      assertThat(inspect.out()).as("%s", inspect).contains("permits   3", "taken     2", "available 1")
+          .doesNotContain("setPermits");
+      for (Lease p : permits) {
+        assertThat(inspect.out()).as("%s", inspect).containsPattern(Pattern.compile("(?m)^holder    "
+            + Pattern.quote(holder.clientId()) + ":\\S+, token " + p.fencingToken() + ", ttl \\d+ ms$"));
+      }
+      assertThat(inspect.err()).as("no library log line without --verbose: %s", inspect).isEmpty();
+
+      assertThat(run("list", "--jdbc-url", url, "--table", "app_locks", "--kind", "semaphore")).isZero();
+      for (Lease p : permits) {
+        assertThat(out()).containsPattern(Pattern.compile("(?m)^semaphore\\s+exports\\s+"
+            + Pattern.quote(holder.clientId()) + ":\\S+\\s+1 \\(2/3 permits taken\\)\\s+\\d+ ms\\s+"
+            + p.fencingToken() + "\\s"));
+      }
+      assertThat(out()).contains("2 holds under");
+
+      assertThat(run("unlock", "--jdbc-url", url, "--table", "app_locks", "--kind", "semaphore", "exports")).isZero();
+      assertThat(out()).contains("evicted   2 permits").doesNotContain("not named");
+      for (Lease p : permits) {
+        assertThat(out()).containsPattern(Pattern.compile("(?m)^ {10}" + Pattern.quote(holder.clientId())
+            + ":\\S+, token " + p.fencingToken() + ", \\d+ ms of its lease left$"));
+      }
+    }
   }
 
   @Test

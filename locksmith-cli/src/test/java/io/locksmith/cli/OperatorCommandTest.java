@@ -175,7 +175,7 @@ class OperatorCommandTest {
     Lease writer = held(app.readWriteLock("ledger").writeLock().tryAcquire().orElseThrow());
     held(app.readWriteLock("catalog").readLock().tryAcquire().orElseThrow());
     held(app.readWriteLock("catalog").readLock().tryAcquire().orElseThrow());
-    held(app.semaphore("exports", 4).tryAcquire().orElseThrow());
+    Lease exports = held(app.semaphore("exports", 4).tryAcquire().orElseThrow());
     held(app.lock("odd{name}:with:colons").tryAcquire().orElseThrow());
     app.lock("released").tryAcquire().orElseThrow().release();
     held(client("listing-other").lock("elsewhere").tryAcquire().orElseThrow());
@@ -186,7 +186,8 @@ class OperatorCommandTest {
         .containsPattern(row("fair", "payouts", app.clientId(), "1", payouts.fencingToken(), 2))
         .containsPattern(row("read-write:writer", "ledger", app.clientId(), "1", writer.fencingToken(), 0))
         .containsPattern(Pattern.compile("(?m)^read-write:readers\\s+catalog\\s+\\S+ \\(one of the readers\\)\\s+2\\s"))
-        .containsPattern(Pattern.compile("(?m)^semaphore\\s+exports\\s+-\\s+1/4 permits\\s+-\\s+-\\s+0$"))
+        .containsPattern(Pattern.compile("(?m)^semaphore\\s+exports\\s+" + Pattern.quote(app.clientId())
+            + ":\\S+\\s+1 \\(1/4 permits taken\\)\\s+\\d+ ms\\s+" + exports.fencingToken() + "\\s+0$"))
         .containsPattern(Pattern.compile("(?m)^lock\\s+" + Pattern.quote("odd{name}:with:colons") + "\\s"))
         .contains("6 holds under namespace 'listing' on " + server.uri())
         .doesNotContain("released").doesNotContain("elsewhere");
@@ -300,6 +301,53 @@ class OperatorCommandTest {
         .isZero();
     assertThat(printed()).contains("unlocked semaphore 'exports'").contains("evicted   2 permits")
         .contains("each evicted permit holder is told now");
+  }
+
+  /**
+   * Issue 25 items 2 and 5: an application's semaphore of 3 permits, looked at by an operator. The command
+   * runs in a child JVM, as an operator runs it, so that a library log line on its stderr is seen.
+   */
+  @Test
+  void inspectAndUnlockOfASemaphoreNameItsHoldersWithoutALogLineOrAdvice() throws Exception {
+    RedisLockClient app = client("sem-holders");
+    RedisLockClient other = client("sem-holders");
+    List<Lease> permits = List.of(held(app.semaphore("exports", 3).tryAcquire().orElseThrow()),
+        held(app.semaphore("exports", 3).tryAcquire().orElseThrow()),
+        held(other.semaphore("exports", 3).tryAcquire().orElseThrow()));
+    String[] where = {"--uri", server.uri(), "--namespace", "sem-holders", "--kind", "semaphore", "exports"};
+
+    CliProcess.Result inspect = CliProcess.run(concat("inspect", where));
+    assertThat(inspect.code()).as("%s", inspect).isZero();
+    assertThat(inspect.out()).as("%s", inspect).contains("permits   3").contains("taken     3")
+        .doesNotContain("setPermits");
+    for (Lease p : permits) {
+      String clientId = p == permits.get(2) ? other.clientId() : app.clientId();
+      assertThat(inspect.out()).as("%s", inspect).containsPattern(Pattern.compile("(?m)^holder    "
+          + Pattern.quote(clientId) + ":\\S+, token " + p.fencingToken() + ", ttl \\d+ ms$"));
+    }
+    assertThat(inspect.err()).as("no library log line without --verbose: %s", inspect).isEmpty();
+
+    CliProcess.Result unlock = CliProcess.run(concat("unlock", where));
+    assertThat(unlock.code()).as("%s", unlock).isZero();
+    assertThat(unlock.out()).as("%s", unlock).contains("evicted   3 permits").doesNotContain("not named");
+    for (Lease p : permits) {
+      assertThat(unlock.out()).as("%s", unlock).containsPattern(Pattern.compile("(?m)^ {10}\\S+, token "
+          + p.fencingToken() + ", \\d+ ms of its lease left$"));
+    }
+    assertThat(unlock.err()).as("no library log line without --verbose: %s", unlock).isEmpty();
+
+    held(app.semaphore("exports", 3).tryAcquire().orElseThrow());
+    CliProcess.Result verbose = CliProcess.run(concat("unlock", concat("--verbose", where)));
+    assertThat(verbose.code()).as("%s", verbose).isZero();
+    assertThat(verbose.err()).as("--verbose lets the library's lines through: %s", verbose)
+        .contains("force-unlocked by an operator");
+  }
+
+  private static String[] concat(String first, String... rest) {
+    String[] all = new String[rest.length + 1];
+    all[0] = first;
+    System.arraycopy(rest, 0, all, 1, rest.length);
+    return all;
   }
 
   @Test

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -116,6 +117,44 @@ class ZooKeeperOperatorCommandTest {
         .isZero();
     assertThat(printed()).contains("unlocked semaphore 'exports'").contains("evicted   1 permit");
     assertThat(permit.release()).isFalse();
+  }
+
+  /**
+   * Issue 25 items 2 and 5 on ZooKeeper: a semaphore of 3 permits is inspected (in a child JVM, to see
+   * its stderr) without a log line or advice, its holders named; list shows one row per permit holder,
+   * and unlock names whom it evicted.
+   */
+  @Test
+  void aSemaphoresHoldersAreNamedWithoutALogLineOrAdvice() throws Exception {
+    ZooKeeperLockClient app = client("zk-sem");
+    List<Lease> permits = List.of(app.semaphore("exports", 3).acquire(), app.semaphore("exports", 3).acquire());
+
+    CliProcess.Result inspect = CliProcess.run("inspect", "--uri", ZK.get().uri(), "--namespace", "zk-sem", "--kind",
+        "semaphore", "exports");
+    assertThat(inspect.code()).as("%s", inspect).isZero();
+    assertThat(inspect.out()).as("%s", inspect).contains("permits   3").contains("taken     2")
+        .doesNotContain("setPermits");
+    for (Lease p : permits) {
+      assertThat(inspect.out()).as("%s", inspect).containsPattern(Pattern.compile("(?m)^holder    "
+          + Pattern.quote(app.clientId()) + ":\\S+, token " + p.fencingToken() + ", ttl \\d+ ms$"));
+    }
+    assertThat(inspect.err()).as("no library log line without --verbose: %s", inspect).isEmpty();
+
+    assertThat(run("list", "--uri", ZK.get().uri(), "--namespace", "zk-sem")).as(printed()).isZero();
+    for (Lease p : permits) {
+      assertThat(printed()).containsPattern(Pattern.compile("(?m)^semaphore\\s+exports\\s+"
+          + Pattern.quote(app.clientId()) + ":\\S+\\s+1 \\(2/3 permits taken\\)\\s+\\d+ ms\\s+"
+          + p.fencingToken() + "\\s"));
+    }
+
+    assertThat(run("unlock", "--uri", ZK.get().uri(), "--namespace", "zk-sem", "--kind", "semaphore", "exports"))
+        .as(printed()).isZero();
+    assertThat(printed()).contains("evicted   2 permits").doesNotContain("not named");
+    for (Lease p : permits) {
+      assertThat(printed()).containsPattern(Pattern.compile("(?m)^ {10}" + Pattern.quote(app.clientId())
+          + ":\\S+, token " + p.fencingToken() + ", \\d+ ms of its lease left$"));
+      assertThat(p.release()).as("the evicted holder learns it").isFalse();
+    }
   }
 
   @Test

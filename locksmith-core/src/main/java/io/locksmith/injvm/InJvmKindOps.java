@@ -2,6 +2,7 @@ package io.locksmith.injvm;
 
 import io.locksmith.LockInfo;
 import io.locksmith.SemaphoreInfo;
+import io.locksmith.SemaphoreState;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.HoldKind;
@@ -132,6 +133,12 @@ final class InJvmKindOps implements SemaphoreOps {
   public CompletionStage<SemaphoreInfo> describe(String name) {
     CompletionStage<SemaphoreInfo> down = backend.outage("describe semaphore '" + name + "'");
     return down != null ? down : done(table.describe(backend.key(name), name, declaredPermits));
+  }
+
+  @Override
+  public CompletionStage<SemaphoreState> state(String name) {
+    CompletionStage<SemaphoreState> down = backend.outage("inspect semaphore '" + name + "'");
+    return down != null ? down : done(table.state(backend.key(name), name));
   }
 
   @Override

@@ -1,7 +1,9 @@
 package io.locksmith.injvm;
 
 import io.locksmith.LockInfo;
+import io.locksmith.PermitHolder;
 import io.locksmith.SemaphoreInfo;
+import io.locksmith.SemaphoreState;
 import io.locksmith.Ticker;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
@@ -15,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -453,6 +456,20 @@ final class InJvmKindTable {
     Resource r = live(Side.PERMIT, key, false);
     return r == null ? new SemaphoreInfo(name, declared, 0, 0)
         : new SemaphoreInfo(name, permits(r, declared), r.shared.size(), r.queue.size());
+  }
+
+  /** The stored count (empty if none), every unexpired permit's holder and the waiters; stores nothing. */
+  synchronized SemaphoreState state(String key, String name) {
+    Resource r = live(Side.PERMIT, key, false);
+    if (r == null) {
+      return new SemaphoreState(name, OptionalInt.empty(), List.of(), 0);
+    }
+    long now = clock.nanoTime();
+    List<PermitHolder> holders = new ArrayList<>(r.shared.size());
+    r.shared.forEach((owner, h) -> holders.add(new PermitHolder(owner, h.token,
+        Duration.ofNanos(Math.max(0, h.expiresAt - now)))));
+    return new SemaphoreState(name, r.storedPermits > 0 ? OptionalInt.of(r.storedPermits) : OptionalInt.empty(),
+        holders, r.queue.size());
   }
 
   synchronized void setPermits(String key, int permits, List<InJvmLockServer.Wake> wakes) {

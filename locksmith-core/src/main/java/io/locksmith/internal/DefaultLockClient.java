@@ -12,6 +12,7 @@ import io.locksmith.LockClient;
 import io.locksmith.LockInfo;
 import io.locksmith.LockKind;
 import io.locksmith.LockOptions;
+import io.locksmith.SemaphoreState;
 import io.locksmith.Ticker;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
@@ -262,6 +263,18 @@ public final class DefaultLockClient implements LockClient {
     LockNames.validate(name, options.maxNameLength());
     ensureOpen();
     return Futures.join(backend.inspect(name));
+  }
+
+  @Override
+  public SemaphoreState inspectSemaphore(String name) {
+    LockNames.validate(name, options.maxNameLength());
+    if (!backend.capabilities().supports(LockKind.SEMAPHORE)) {
+      throw new UnsupportedOperationException("the " + backend.capabilities().backend()
+          + " backend does not offer SEMAPHORE locks; see capabilities()");
+    }
+    ensureOpen();
+    // the declared count of these operations is never used by state(): it declares nothing
+    return Futures.join(backend.semaphoreOps(1).state(name));
   }
 
   @Override

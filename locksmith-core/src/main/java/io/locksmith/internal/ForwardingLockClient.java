@@ -8,6 +8,7 @@ import io.locksmith.DistributedSemaphore;
 import io.locksmith.LockClient;
 import io.locksmith.LockInfo;
 import io.locksmith.LockOptions;
+import io.locksmith.SemaphoreState;
 import java.util.Optional;
 
 /**
@@ -68,6 +69,11 @@ public abstract class ForwardingLockClient implements LockClient {
   @Override
   public Optional<LockInfo> inspect(String name) {
     return delegate.inspect(name);
+  }
+
+  @Override
+  public SemaphoreState inspectSemaphore(String name) {
+    return delegate.inspectSemaphore(name);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.locksmith.spi;
 
 import io.locksmith.SemaphoreInfo;
+import io.locksmith.SemaphoreState;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -18,6 +19,17 @@ public interface SemaphoreOps extends LockOps {
    * @return the permit count in force and how many permits are taken
    */
   CompletionStage<SemaphoreInfo> describe(String name);
+
+  /**
+   * Reads what is stored for the semaphore, for operators: the stored permit count if any, every holder
+   * of an unexpired permit (owner, fencing token, time left) and the waiters. Declares nothing and stores
+   * nothing: the result does not depend on the count this object was created with, and a semaphore that
+   * has no stored count still has none afterwards.
+   *
+   * @param name the semaphore name
+   * @return the snapshot
+   */
+  CompletionStage<SemaphoreState> state(String name);
 
   /**
    * Stores a new permit count for the semaphore, for every client. Held permits are never revoked: if

@@ -3,7 +3,9 @@ package io.locksmith.jdbc;
 import static io.locksmith.jdbc.JdbcBackend.SEMAPHORE;
 
 import io.locksmith.LockInfo;
+import io.locksmith.PermitHolder;
 import io.locksmith.SemaphoreInfo;
+import io.locksmith.SemaphoreState;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.RenewRequest;
@@ -13,8 +15,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -288,6 +292,39 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
         return rs.getInt(1);
       }
     }
+  }
+
+  /**
+   * Reads the meta row's count without creating the row (a row whose count is null stores none), then
+   * every unexpired permit row: its owner, token and the time left by the database clock.
+   */
+  @Override
+  public CompletionStage<SemaphoreState> state(String name) {
+    return db.call("inspect semaphore '" + name + "'", c -> {
+      OptionalInt stored = OptionalInt.empty();
+      try (PreparedStatement ps = db.prepare(c, sql.metaRead)) {
+        backend.bindKey(ps, 1, SEMAPHORE, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            int p = rs.getInt(1);
+            if (!rs.wasNull() && p > 0) {
+              stored = OptionalInt.of(p);
+            }
+          }
+        }
+      }
+      List<PermitHolder> holders = new ArrayList<>();
+      try (PreparedStatement ps = db.prepare(c, sql.permitsList)) {
+        bindName(ps, 1, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            holders.add(new PermitHolder(rs.getString(1), rs.getLong(2),
+                Duration.ofMillis(Math.max(0, rs.getLong(3)))));
+          }
+        }
+      }
+      return new SemaphoreState(name, stored, holders, backend.countWaiters(c, SEMAPHORE, name));
+    }, null);
   }
 
   @Override

@@ -31,6 +31,7 @@ final class RedisScript {
   static final RedisScript SEM_SET_PERMITS = semaphore("sem-set-permits.lua");
   static final RedisScript SEM_DESCRIBE = semaphore("sem-describe.lua");
   static final RedisScript SEM_INSPECT = semaphore("sem-inspect.lua");
+  static final RedisScript SEM_STATE = semaphore("sem-state.lua");
   static final RedisScript SEM_FORCE_UNLOCK =
       loadWith("sem-force-unlock.lua", "wake-next.lua", "sem-prelude.lua", "evict-notice.lua");
   static final RedisScript SEM_PASS_WAKEUP = semaphore("sem-pass-wakeup.lua");
@@ -47,7 +48,7 @@ final class RedisScript {
   static final RedisScript[] ALL =
       {ACQUIRE, RELEASE, RELEASE_HANDOFF, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
           FAIR_ACQUIRE, FAIR_RELEASE, FAIR_FORCE_UNLOCK, FAIR_PASS_WAKEUP, FAIR_CANCEL, FAIR_INSPECT,
-          SEM_ACQUIRE, SEM_RELEASE, SEM_RENEW, SEM_SET_PERMITS, SEM_DESCRIBE, SEM_INSPECT, SEM_FORCE_UNLOCK,
+          SEM_ACQUIRE, SEM_RELEASE, SEM_RENEW, SEM_SET_PERMITS, SEM_DESCRIBE, SEM_INSPECT, SEM_STATE, SEM_FORCE_UNLOCK,
           SEM_PASS_WAKEUP,
           RW_ACQUIRE_READ, RW_ACQUIRE_WRITE, RW_RELEASE_READ, RW_RELEASE_WRITE, RW_RENEW_READ,
           RW_CANCEL_WAIT, RW_PASS_WAKEUP, RW_INSPECT, RW_FORCE_UNLOCK};

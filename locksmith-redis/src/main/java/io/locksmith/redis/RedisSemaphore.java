@@ -2,13 +2,17 @@ package io.locksmith.redis;
 
 import io.lettuce.core.ScriptOutputType;
 import io.locksmith.LockInfo;
+import io.locksmith.PermitHolder;
 import io.locksmith.SemaphoreInfo;
+import io.locksmith.SemaphoreState;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.RenewRequest;
 import io.locksmith.spi.SemaphoreOps;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -154,6 +158,23 @@ final class RedisSemaphore implements SemaphoreOps {
         Integer.toString(declaredPermits));
     return reply.thenApply(r -> new SemaphoreInfo(name, ((Long) r.get(0)).intValue(),
         ((Long) r.get(1)).intValue(), ((Long) r.get(2)).intValue()));
+  }
+
+  /** One read-only script: the stored count (0 = none), the waiters, and every unexpired permit. */
+  @Override
+  public CompletionStage<SemaphoreState> state(String name) {
+    CompletionStage<List<Object>> reply = backend.run(RedisScript.SEM_STATE, ScriptOutputType.MULTI,
+        "inspect semaphore '" + name + "'", keys(name));
+    return reply.thenApply(r -> {
+      int stored = ((Long) r.get(0)).intValue();
+      List<PermitHolder> holders = new ArrayList<>((r.size() - 2) / 3);
+      for (int i = 2; i + 2 < r.size(); i += 3) {
+        holders.add(new PermitHolder((String) r.get(i), Long.parseLong((String) r.get(i + 1)),
+            Duration.ofMillis(Math.max(0, (Long) r.get(i + 2)))));
+      }
+      return new SemaphoreState(name, stored > 0 ? OptionalInt.of(stored) : OptionalInt.empty(), holders,
+          ((Long) r.get(1)).intValue());
+    });
   }
 
   @Override

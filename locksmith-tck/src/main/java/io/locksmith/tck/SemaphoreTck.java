@@ -9,7 +9,9 @@ import io.locksmith.Lease;
 import io.locksmith.LeaseState;
 import io.locksmith.LockClient;
 import io.locksmith.LockOptions;
+import io.locksmith.PermitHolder;
 import io.locksmith.SemaphoreInfo;
+import io.locksmith.SemaphoreState;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -231,6 +233,47 @@ public abstract class SemaphoreTck extends ContractSuite {
     one.release();
     two.release();
     assertThat(semaphore.describe().taken()).isZero();
+  }
+
+  @Test
+  void inspectSemaphoreNamesEveryHolderAndDeclaresNothing() throws Exception {
+    LockClient a = client();
+    LockClient b = client();
+    LockClient operator = client();
+    SemaphoreState fresh = operator.inspectSemaphore(name());
+    assertThat(fresh.name()).isEqualTo(name());
+    assertThat(fresh.storedPermits()).as("nothing stored before the first acquisition").isEmpty();
+    assertThat(fresh.holders()).isEmpty();
+    assertThat(fresh.isEmpty()).isTrue();
+    Lease one = a.semaphore(name(), 3, LONG).acquire(); // stores 3
+    Lease two = a.semaphore(name(), 3, LONG).acquire();
+    Lease three = b.semaphore(name(), 3, LONG).acquire();
+    SemaphoreState held = operator.inspectSemaphore(name());
+    assertThat(held.storedPermits()).as("the stored count, not a declared one").hasValue(3);
+    assertThat(held.taken()).isEqualTo(3);
+    assertThat(held.holders()).extracting(PermitHolder::fencingToken).as("each permit's own token")
+        .containsExactlyInAnyOrder(one.fencingToken(), two.fencingToken(), three.fencingToken());
+    assertThat(held.holders()).filteredOn(h -> h.owner().startsWith(a.clientId() + ":")).as("a's two permits")
+        .hasSize(2);
+    assertThat(held.holders()).filteredOn(h -> h.owner().startsWith(b.clientId() + ":")).as("b's permit")
+        .hasSize(1);
+    assertThat(held.holders()).extracting(PermitHolder::owner).as("one owner per permit").doesNotHaveDuplicates();
+    assertThat(held.holders()).allSatisfy(h -> assertThat(h.remainingTtl())
+        .isPositive().isLessThanOrEqualTo(LONG.leaseTime()));
+    assertThat(held.holders()).extracting(PermitHolder::remainingTtl).as("longest remaining lease first")
+        .isSortedAccordingTo(java.util.Comparator.reverseOrder());
+    for (Lease l : List.of(one, two, three)) {
+      assertThat(l.release()).isTrue();
+    }
+    assertThat(operator.inspectSemaphore(name()).holders()).isEmpty();
+
+    // a read of another name stores nothing there: the first acquisition still stores its own count
+    String other = name() + "-other";
+    assertThat(operator.inspectSemaphore(other).storedPermits()).isEmpty();
+    Lease only = b.semaphore(other, 1, LONG).acquire();
+    assertThat(operator.inspectSemaphore(other).storedPermits()).hasValue(1);
+    assertThat(a.semaphore(other, 1, LONG).tryAcquire()).as("the count a declarer stored is in force").isEmpty();
+    only.release();
   }
 
   @Test

@@ -3,7 +3,9 @@ package io.locksmith.zookeeper;
 import io.locksmith.BackendUnavailableException;
 import io.locksmith.LockException;
 import io.locksmith.LockInfo;
+import io.locksmith.PermitHolder;
 import io.locksmith.SemaphoreInfo;
+import io.locksmith.SemaphoreState;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.RenewRequest;
@@ -12,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.curator.framework.api.CuratorEvent;
@@ -917,6 +920,49 @@ final class QueueOps implements SemaphoreOps {
             int permits = stored > 0 ? stored : declaredPermits;
             return queue(parent, what).thenCompose(queue -> holders(parent, queue, 0, what)
                 .thenApply(holders -> new SemaphoreInfo(name, permits, holders.size(), queue.size() - holders.size())));
+          });
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(Zk.translate(what, e));
+    }
+  }
+
+  /**
+   * The parent's stored count (none if the parent or its data is missing), then each permit holder's node
+   * data: owner and lease, with the node's creation zxid as its token, as {@link #inspect} reads them.
+   */
+  @Override
+  public CompletionStage<SemaphoreState> state(String name) {
+    String what = "inspect semaphore '" + name + "'";
+    try {
+      backend.ensureOpen(what);
+      String parent = backend.parent(side, name);
+      return backend.sync(parent, what).thenCompose(v -> backend.zk().call(what, cb -> backend.curator().getData()
+          .inBackground(cb).forPath(parent), Code.NONODE)).thenCompose(e -> {
+            int stored = Zk.code(e) == Code.NONODE ? 0 : parsePermits(e.getData());
+            OptionalInt permits = stored > 0 ? OptionalInt.of(stored) : OptionalInt.empty();
+            return queue(parent, what).thenCompose(queue -> holders(parent, queue, 0, what).thenCompose(holders -> {
+              List<CompletableFuture<PermitHolder>> reads = new ArrayList<>();
+              for (NodeNames.Node n : holders) {
+                reads.add(backend.zk().call(what, cb -> backend.curator().getData().inBackground(cb)
+                    .forPath(parent + "/" + n.name()), Code.NONODE).thenApply(d -> {
+                      if (Zk.code(d) == Code.NONODE) {
+                        return null; // released since the listing
+                      }
+                      NodeData data = NodeData.parse(d.getData());
+                      return new PermitHolder(data.owner(), d.getStat().getCzxid(),
+                          data.remaining(d.getStat().getCtime(), System.currentTimeMillis()));
+                    }));
+              }
+              return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0])).thenApply(x -> {
+                List<PermitHolder> out = new ArrayList<>();
+                reads.forEach(r -> {
+                  if (r.join() != null) {
+                    out.add(r.join());
+                  }
+                });
+                return new SemaphoreState(name, permits, out, queue.size() - holders.size());
+              });
+            }));
           });
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(Zk.translate(what, e));
