@@ -70,6 +70,11 @@ public final class Main {
       "        holds, lost updates, token regressions and stale writes (faults and backends: check --help).",
       "        Exits 0 passed, 1 a promise was broken, 2 bad command line, 3 infrastructure failed,",
       "        4 the checker is broken, 5 inconclusive (nothing was tested)",
+      "  server redis|sentinel|cluster|zookeeper|postgres|mariadb [--port N]",
+      "        a development server on 127.0.0.1 until Ctrl-C: prints the URI or JDBC URL (user, password) to",
+      "        give an application and the inspect/list lines to paste; deletes its data when it stops.",
+      "        --port: default the usual one (6379, 2181, 5432, 3306), an error if taken; 0 picks a free one;",
+      "        sentinel and cluster always take free ports. Exit 3 if it cannot start",
       "  help");
 
   static {
@@ -117,6 +122,7 @@ public final class Main {
         case "inspect", "list", "unlock" -> OperatorCommand.run(argv[0], new Args(argv, 1,
             Set.of("uri", "nodes", "jdbc-url", "jdbc-user", "table", "namespace", "kind", "side", "limit"), Set.of()),
             out);
+        case "server" -> ServerCommand.run(new Args(argv, 1, Set.of("port"), Set.of()), out, err);
         default -> throw new Args.UsageException("unknown command '" + argv[0] + "'");
       };
     } catch (Args.UsageException e) {
