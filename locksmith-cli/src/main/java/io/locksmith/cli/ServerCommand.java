@@ -1,5 +1,6 @@
 package io.locksmith.cli;
 
+import io.locksmith.jdbc.JdbcLockClient;
 import io.locksmith.testkit.DatabaseDirs;
 import io.locksmith.testkit.RedisCluster;
 import io.locksmith.testkit.RedisSentinelGroup;
@@ -18,6 +19,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.StringJoiner;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -37,6 +41,8 @@ import java.util.function.BooleanSupplier;
 final class ServerCommand {
   /** Exit code when the server cannot be started or stops on its own. */
   static final int FAILED = 3;
+  /** How long a shutdown waits for a start under way (the launchers' own start-up bounds are shorter). */
+  private static final long START_BOUND_SECONDS = 120;
 
   private ServerCommand() {}
 
@@ -105,15 +111,36 @@ final class ServerCommand {
       return FAILED;
     }
     err.println("locksmith: starting " + kind.product + " ...");
+    // The hook is in place before the start, so that a Ctrl-C during a start (MariaDB takes seconds) still
+    // stops and deletes what it started: the JVM lets this thread finish the start while the hook waits.
+    AtomicReference<Running> started = new AtomicReference<>();
+    CountDownLatch startEnded = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        startEnded.await(START_BOUND_SECONDS, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      Running r = started.get();
+      if (r != null) {
+        stop(kind, r, err);
+      }
+      try {
+        Files.deleteIfExists(DatabaseDirs.root()); // the databases' parent directory, only if nothing else is in it
+      } catch (IOException notEmptyOrGone) {
+        // another server's files are there
+      }
+    }, "locksmith-server-stop"));
     Running running;
     try {
       running = start(kind, port, out);
+      started.set(running);
     } catch (RuntimeException | LinkageError e) {
       err.println("locksmith: " + kind.product + " did not start: " + firstLine(e));
       return FAILED;
+    } finally {
+      startEnded.countDown();
     }
-    Thread hook = new Thread(() -> stop(kind, running, err), "locksmith-server-stop");
-    Runtime.getRuntime().addShutdownHook(hook);
     for (Path dir : running.directories()) {
       out.println("  data      " + dir + "  (deleted when the server stops)");
     }
@@ -200,6 +227,7 @@ final class ServerCommand {
         out.println("  user      postgres");
         out.println("  password  (none needed)");
         out.println("  java      JdbcLockClient.builder().dataSource(pool).createTableIfMissing().build()");
+        createTables(url, out);
         cliLines(out, "--jdbc-url '" + url + "'");
         long pid = pg.pid();
         return new Running(pg, () -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
@@ -215,12 +243,21 @@ final class ServerCommand {
         out.println("  user      root");
         out.println("  password  (none needed)");
         out.println("  java      JdbcLockClient.builder().dataSource(pool).createTableIfMissing().build()");
+        createTables(url, out);
         cliLines(out, "--jdbc-url '" + url + "'");
         long pid = db.pid();
         return new Running(db, () -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
             List.of(db.directory()));
       }
       default -> throw new IllegalStateException(kind.toString());
+    }
+  }
+
+  /** Locksmith's tables, so that the printed inspect and list lines answer before the application's first lock. */
+  private static void createTables(String url, PrintStream out) {
+    try (JdbcLockClient client = JdbcLockClient.builder().dataSource(new UrlDataSource(url, null, null))
+        .createTableIfMissing().build()) {
+      out.println("  tables    " + JdbcLockClient.DEFAULT_TABLE + " (created, as createTableIfMissing() does)");
     }
   }
 
@@ -241,11 +278,6 @@ final class ServerCommand {
       err.println("locksmith: stopping " + kind.product + " failed: " + firstLine(e));
     }
     List<Path> left = running.directories().stream().filter(Files::exists).toList();
-    try {
-      Files.deleteIfExists(DatabaseDirs.root()); // the databases' parent directory, only if nothing else is in it
-    } catch (IOException notEmptyOrGone) {
-      // another server's files are there
-    }
     err.println(left.isEmpty() ? "locksmith: " + kind.product + " stopped, its data deleted"
         : "locksmith: " + kind.product + " stopped; could not delete " + left);
     err.flush();

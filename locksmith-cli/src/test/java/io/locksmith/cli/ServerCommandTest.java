@@ -124,9 +124,15 @@ class ServerCommandTest {
     }
   }
 
+  /** Children a failed test left running: SIGTERM first, so that they stop their servers too. */
   @AfterAll
-  static void killLeftovers() {
-    CHILDREN.values().forEach(c -> c.process.destroyForcibly());
+  static void stopLeftovers() throws InterruptedException {
+    CHILDREN.values().forEach(c -> c.process.destroy());
+    for (Child c : CHILDREN.values()) {
+      if (!c.process.waitFor(60, TimeUnit.SECONDS)) {
+        c.process.destroyForcibly();
+      }
+    }
   }
 
   @Test
@@ -194,6 +200,11 @@ class ServerCommandTest {
     Child c = await(kind);
     String url = c.value("jdbc-url");
     assertThat(url).startsWith(prefix);
+    // the printed list line answers at once: the command created Locksmith's tables
+    ByteArrayOutputStream listed = new ByteArrayOutputStream();
+    PrintStream print = new PrintStream(listed, true, StandardCharsets.UTF_8);
+    assertThat(Main.run(new String[] {"list", "--jdbc-url", url}, print, print))
+        .as(listed.toString(StandardCharsets.UTF_8)).isEqualTo(4); // 4: nothing held in the namespace yet
     // the printed user, and no password: what an application's configuration would hold
     try (JdbcLockClient client = JdbcLockClient.builder().dataSource(new UrlDataSource(url, c.value("user"), null))
         .createTableIfMissing().build()) {
