@@ -112,7 +112,7 @@ class ServerCommandTest {
       Path tmp = Files.createDirectories(root.resolve(name + "-tmp"));
       clean(tmp);
       Path stderr = root.resolve(name + ".stderr");
-      List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1",
+      List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
           "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path"), Main.class.getName(), "server",
           name));
       if (kind != Kind.SENTINEL && kind != Kind.CLUSTER) {
