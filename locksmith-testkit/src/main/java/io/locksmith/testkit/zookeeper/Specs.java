@@ -26,12 +26,24 @@ final class Specs {
    * @throws IllegalArgumentException if {@code tickTime} is out of range
    */
   static InstanceSpec spec(Duration tickTime, int serverId) {
+    return spec(tickTime, serverId, -1);
+  }
+
+  /**
+   * @param serverId the member id in an ensemble, or 0 for a standalone server
+   * @param clientPort the client port, or -1 for a free one
+   * @throws IllegalArgumentException if {@code tickTime} is out of range
+   */
+  static InstanceSpec spec(Duration tickTime, int serverId, int clientPort) {
     if (tickTime == null || tickTime.toMillis() < 10 || tickTime.compareTo(Duration.ofSeconds(10)) > 0) {
       throw new IllegalArgumentException("tickTime must be from 10 ms to 10 s, was " + tickTime);
     }
-    // data directory: a fresh temporary one, deleted on close; ports: free ones
-    return new InstanceSpec(null, -1, -1, -1, true, serverId > 0 ? serverId : -1, (int) tickTime.toMillis(), -1,
-        null, HOST);
+    // data directory: a fresh temporary one, deleted on close; ports: free ones unless a client port is given.
+    // curator-test names no client address, so a standalone server would listen on every interface: bind it to
+    // the loopback address (an ensemble member's address is in its server line).
+    java.util.Map<String, Object> properties = serverId > 0 ? null : java.util.Map.of("clientPortAddress", HOST);
+    return new InstanceSpec(null, clientPort, -1, -1, true, serverId > 0 ? serverId : -1, (int) tickTime.toMillis(),
+        -1, properties, HOST);
   }
 
   /**

@@ -73,6 +73,11 @@ public final class ZooKeeperTestServer implements ZooKeeperTarget {
     return server.getPort();
   }
 
+  /** @return the server's data directory (snapshots and transaction log), deleted by {@link #close()} */
+  public java.nio.file.Path dataDirectory() {
+    return spec.getDataDirectory().toPath();
+  }
+
   /** @return the server's tick */
   public Duration tickTime() {
     return Duration.ofMillis(spec.getTickTime());
@@ -150,8 +155,24 @@ public final class ZooKeeperTestServer implements ZooKeeperTarget {
   public static final class Builder {
     private Duration tickTime = DEFAULT_TICK_TIME;
     private Duration containerCheckInterval;
+    private int port;
 
     private Builder() {}
+
+    /**
+     * The client port on {@code 127.0.0.1}.
+     *
+     * @param port 1..65535, or 0 (the default) for a free port
+     * @return this builder
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder port(int port) {
+      if (port < 0 || port > 65535) {
+        throw new IllegalArgumentException("port out of range: " + port);
+      }
+      this.port = port;
+      return this;
+    }
 
     /**
      * The server's tick: it accepts session timeouts from 1 tick (curator-test's minimum) to 20 ticks
@@ -186,7 +207,7 @@ public final class ZooKeeperTestServer implements ZooKeeperTarget {
      */
     public ZooKeeperTestServer start() {
       QuickRun.checkServerAllowed("ZooKeeper");
-      InstanceSpec spec = Specs.spec(tickTime, 0);
+      InstanceSpec spec = Specs.spec(tickTime, 0, port == 0 ? -1 : port);
       return Specs.withContainerInterval(containerCheckInterval, () -> {
         try {
           ZooKeeperTestServer server = new ZooKeeperTestServer(new TestingServer(spec, true), spec);
