@@ -136,7 +136,7 @@ class ZooKeeperOperatorCommandTest {
         .doesNotContain("setPermits");
     for (Lease p : permits) {
       assertThat(inspect.out()).as("%s", inspect).containsPattern(Pattern.compile("(?m)^holder    "
-          + Pattern.quote(app.clientId()) + ":\\S+, token " + p.fencingToken() + ", ttl \\d+ ms$"));
+          + Pattern.quote(app.clientId()) + ":\\S+, token " + p.fencingToken() + ", ends within \\d+ ms$"));
     }
     assertThat(inspect.err()).as("no library log line without --verbose: %s", inspect).isEmpty();
 
@@ -152,7 +152,8 @@ class ZooKeeperOperatorCommandTest {
     assertThat(printed()).contains("evicted   2 permits").doesNotContain("not named");
     for (Lease p : permits) {
       assertThat(printed()).containsPattern(Pattern.compile("(?m)^ {10}" + Pattern.quote(app.clientId())
-          + ":\\S+, token " + p.fencingToken() + ", \\d+ ms of its lease left$"));
+          + ":\\S+, token " + p.fencingToken() + ", \\d+ ms at most left unrenewed \\(lease and ZooKeeper session"
+          + " timeout\\)$"));
       assertThat(p.release()).as("the evicted holder learns it").isFalse();
     }
   }
