@@ -149,6 +149,21 @@ final class JdbcPinned {
     return held;
   }
 
+  /** How {@code name} is held in the modes other than {@code mode}: as a lease lock or semaphore, or pinned. */
+  private static List<String> heldElsewhere(JdbcLockClient client, JdbcLockMode mode, String name) {
+    List<String> elsewhere = new ArrayList<>();
+    if (client.lock(name).inspect().isPresent()) {
+      elsewhere.add("a lease lock (--mode lease)");
+    }
+    if (client.semaphore(name, 1).describe().taken() > 0) {
+      elsewhere.add("a semaphore (--kind semaphore)");
+    }
+    List<JdbcLockMode> others = new ArrayList<>(JdbcPinnedLocks.modes(client.dialect()));
+    others.remove(mode);
+    elsewhere.addAll(heldAs(client, others, name));
+    return elsewhere;
+  }
+
   // ------------------------------------------------------------------ list
 
   /** Rows for {@code list}, and notes on what cannot be listed. */
@@ -219,6 +234,12 @@ final class JdbcPinned {
           return 0;
         }
         out.printf("%s '%s' is free under namespace '%s'%n", what(mode), name, namespace);
+        List<String> elsewhere = heldElsewhere(client, mode, name);
+        if (!elsewhere.isEmpty()) {
+          out.printf("note: '%s' is held as %s: inspect without --mode shows every mode%n", name,
+              String.join(" and as ", elsewhere));
+          return 0;
+        }
         if (mode == JdbcLockMode.ADVISORY) {
           out.println("(an advisory lock keeps no row: a --namespace or database that is not the application's "
               + "cannot be told from a free lock)");
@@ -273,13 +294,7 @@ final class JdbcPinned {
     Optional<Hold> before = JdbcPinnedLocks.find(client, mode, name);
     if (before.isEmpty()) {
       out.printf("%s '%s' was not held%n", what(mode), name);
-      List<String> elsewhere = new ArrayList<>();
-      if (client.lock(name).inspect().isPresent()) {
-        elsewhere.add("a lease lock (--mode lease)");
-      }
-      List<JdbcLockMode> others = new ArrayList<>(JdbcPinnedLocks.modes(client.dialect()));
-      others.remove(mode);
-      elsewhere.addAll(heldAs(client, others, name));
+      List<String> elsewhere = heldElsewhere(client, mode, name);
       if (!elsewhere.isEmpty()) {
         out.printf("'%s' is held as %s: nothing was unlocked%n", name, String.join(" and as ", elsewhere));
         return OperatorCommand.NOT_THERE;

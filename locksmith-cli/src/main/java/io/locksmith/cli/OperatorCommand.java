@@ -152,9 +152,10 @@ final class OperatorCommand {
         return 0;
       }
       List<String> elsewhere = otherKindsPresent(target, kind, name);
+      elsewhere.addAll(pinnedElsewhere(target, name));
       if (!elsewhere.isEmpty()) {
-        out.printf("note: '%s' is held as %s: inspect without --kind shows every kind%n", name,
-            String.join(" and as ", elsewhere));
+        out.printf("note: '%s' is held as %s: inspect without --kind%s shows every kind%n", name,
+            String.join(" and as ", elsewhere), target.mode != null ? " and --mode" : "");
         return 0;
       }
       return namespaceCheck(target, out);
@@ -176,6 +177,12 @@ final class OperatorCommand {
     String kinds = names.size() == 1 ? names.get(0)
         : String.join(", ", names.subList(0, names.size() - 1)) + " or " + names.get(names.size() - 1);
     out.printf("'%s' is free: no %s of that name is held under namespace '%s'%n", name, kinds, target.namespace);
+    List<String> elsewhere = pinnedElsewhere(target, name);
+    if (!elsewhere.isEmpty()) {
+      out.printf("note: '%s' is held as %s: inspect without --mode shows every mode%n", name,
+          String.join(" and as ", elsewhere));
+      return 0;
+    }
     if (target.pinned.contains(JdbcLockMode.ADVISORY)) {
       out.println("(an advisory lock keeps no row: a --namespace or database that is not the application's cannot "
           + "be told from a free advisory lock)");
@@ -252,6 +259,16 @@ final class OperatorCommand {
       }
     }
     return present;
+  }
+
+  /** JDBC: how the pinned modes not looked at (--mode lease, or a --kind they lack) hold {@code name}. */
+  private static List<String> pinnedElsewhere(Target target, String name) {
+    if (!(target.client instanceof JdbcLockClient jdbc)) {
+      return List.of();
+    }
+    List<JdbcLockMode> others = new ArrayList<>(JdbcPinned.modes(jdbc, null, null));
+    others.removeAll(target.pinned);
+    return JdbcPinned.heldAs(jdbc, others, name);
   }
 
   private static String kindName(String kind) {

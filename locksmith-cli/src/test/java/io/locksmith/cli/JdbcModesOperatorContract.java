@@ -89,6 +89,8 @@ abstract class JdbcModesOperatorContract {
     assertThat(run("inspect", "invoice")).as(out()).isZero();
     assertThat(out()).contains("lock 'invoice'", app.clientId(), "token     " + lease.fencingToken())
         .doesNotContain("is free");
+    assertThat(run("inspect", "--mode", "row-lock", "invoice")).as(out()).isZero();
+    assertThat(out()).contains("row lock 'invoice' is free", "note: 'invoice' is held as a lease lock (--mode lease)");
     assertThat(run("list")).as(out()).isZero();
     assertThat(out()).contains("invoice", app.clientId(), "1 hold");
     assertThat(run("unlock", "invoice")).as(out()).isZero();
@@ -124,7 +126,7 @@ abstract class JdbcModesOperatorContract {
     assertThat(out()).contains("row lock 'ledger'", "held by");
     assertThat(run("inspect", "--mode", "lease", "ledger")).as("--mode lease looks at lease locks only")
         .isZero();
-    assertThat(out()).contains("is free");
+    assertThat(out()).contains("is free", "note: 'ledger' is held as a row lock (--mode row-lock)");
 
     assertThat(run("list")).as(out()).isZero();
     assertThat(out()).contains("row-lock", "ledger", "1 hold").doesNotContain("nothing held");

@@ -400,7 +400,8 @@ public final class JdbcPinnedLocks {
                 }
               }
             } catch (SQLException e) {
-              cancel(db, w, maria, me); // e.g. no PROCESS privilege, or not an admin on H2
+              // e.g. no PROCESS privilege: the probe waits out its timeout (it may not have started yet, and a
+              // cancel that came before it could not stop it)
               return Optional.<Session>empty();
             }
             if (System.nanoTime() - until > 0) {
