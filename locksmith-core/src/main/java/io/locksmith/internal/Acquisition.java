@@ -476,10 +476,10 @@ final class Acquisition {
     }
     long remaining = remainingNanos();
     if (remaining <= 0) {
-      // names the lock once: the last failure's own message names it again, and stays in the cause chain
+      // names the lock once: the last failure's own mention is dropped here (its full text stays in the cause)
       result.completeExceptionally(new BackendUnavailableException("lock '" + name + "' was not acquired within "
           + readable(wait) + ": the backend could not be reached (" + (failures + 1) + " attempt"
-          + (failures == 0 ? "" : "s") + "; the last failed with: " + rootMessage(failure) + ")", failure));
+          + (failures == 0 ? "" : "s") + "; the last: " + withoutName(failure.getMessage()) + ")", failure));
       return;
     }
     failures++;
@@ -582,13 +582,12 @@ final class Acquisition {
     client.track(cleanup); // close() lets this finish while the connection is still open
   }
 
-  /** @return the message of the innermost cause: what went wrong, without the wrappers' context */
-  static String rootMessage(Throwable failure) {
-    Throwable root = failure;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+  /**
+   * @return a failure's message without its mention of this lock, which the message wrapping it gives: the
+   *     backend's summary (e.g. "3 of 5 nodes failed") stays, the name is said once
+   */
+  private String withoutName(String message) {
+    return message == null ? "no message" : message.replace(" lock '" + name + "'", "").replace(" '" + name + "'", "");
   }
 
   /** @return e.g. "300 ms", "2 s", "1.5 s" rather than ISO-8601 "PT0.3S" */

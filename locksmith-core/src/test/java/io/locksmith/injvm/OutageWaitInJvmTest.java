@@ -165,7 +165,8 @@ class OutageWaitInJvmTest {
       assertThat(e).isExactlyInstanceOf(BackendUnavailableException.class)
           .hasMessageStartingWith("lock 'ends-in-outage' was not acquired within 300 ms: the backend could not be"
               + " reached (")
-          .hasMessageContaining("attempts; the last failed with: in-JVM lock server is unreachable (simulated)")
+          .hasMessageEndingWith("attempts; the last: in-JVM lock server is unreachable (simulated): could not"
+              + " acquire)")
           .hasCauseInstanceOf(BackendUnavailableException.class);
       // issue 25 item 9: the message named the lock twice (and the trace a third time); now once, the cause
       // chain keeps the last attempt's full message
