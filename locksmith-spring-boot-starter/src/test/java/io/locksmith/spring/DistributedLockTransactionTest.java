@@ -9,10 +9,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.JdbcTemplateAutoConfiguration;
-import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -31,9 +27,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 class DistributedLockTransactionTest {
 
   private final ApplicationContextRunner runner = new ApplicationContextRunner()
-      .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataSourceAutoConfiguration.class,
-          DataSourceTransactionManagerAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
-          TransactionAutoConfiguration.class, LocksmithAutoConfiguration.class))
+      .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, LocksmithAutoConfiguration.class))
+      .withConfiguration(AutoConfigurations.of(BootLine.jdbcWithTransactions()))
       .withPropertyValues("locksmith.backend=in-jvm", "spring.datasource.url=jdbc:h2:mem:tx;DB_CLOSE_DELAY=-1",
           "spring.datasource.generate-unique-name=false")
       .withUserConfiguration(Beans.class);

@@ -17,7 +17,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
@@ -38,8 +37,19 @@ import org.aopalliance.aop.Advice;
  * {@link DistributedLock} advisor. A client that cannot be built fails the start-up with an
  * {@code InvalidConfigurationPropertyValueException} naming the property.
  */
-@AutoConfiguration(after = DataSourceAutoConfiguration.class,
-    afterName = "org.springframework.boot.autoconfigure.aop.AopAutoConfiguration")
+// By name, never by class: this class serves Boot 3.5 and Boot 4, which keep these configurations in different
+// packages, and a class literal that does not resolve makes Spring drop the whole annotation (with only a warning).
+// Boot orders after the names that exist and ignores the others.
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.autoconfigure.aop.AopAutoConfiguration",
+    // the application's DataSource (jdbc backend): Boot 3.5, Boot 4
+    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    // Redis connection settings of the application: Boot 3.5, Boot 4
+    "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+    "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+    // a CuratorFramework bean (zookeeper backend without a connect string): Spring Cloud Zookeeper; Boot has none
+    "org.springframework.cloud.zookeeper.ZookeeperAutoConfiguration"})
 @EnableConfigurationProperties(LocksmithProperties.class)
 public class LocksmithAutoConfiguration {
 
