@@ -1,8 +1,5 @@
 package io.locksmith.spring;
 
-import io.locksmith.LockClient;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.actuate.health.CompositeHealthContributor;
 import org.springframework.boot.actuate.health.Health;
@@ -38,13 +35,12 @@ public class LocksmithActuatorAutoConfiguration {
   @Bean
   @ConditionalOnEnabledHealthIndicator("locksmith")
   HealthContributor locksmithHealthContributor(LockClients clients, LeaseTrackers trackers) {
-    Map<String, HealthIndicator> indicators = new LinkedHashMap<>();
-    clients.all().forEach((name, client) -> indicators.put(name, () -> health(client, trackers.byClient.get(name))));
-    return CompositeHealthContributor.fromMap(indicators);
+    return CompositeHealthContributor.fromMap(LockClientHealth.perClient(clients, trackers),
+        check -> (HealthIndicator) () -> health(check.get()));
   }
 
-  static Health health(LockClient client, LeaseTracker tracker) {
-    LockClientHealth h = LockClientHealth.check(client, tracker);
+  /** This line's {@code Health} of a check worked out by the shared code. */
+  static Health health(LockClientHealth h) {
     Health.Builder b = Health.status(h.status()).withDetails(h.details());
     return h.error() == null ? b.build() : b.withException(h.error()).build();
   }

@@ -4,6 +4,7 @@ import io.locksmith.LockClient;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The health of one lock client, worked out the same way on every Boot line; each line's Actuator
@@ -19,6 +20,20 @@ record LockClientHealth(String status, Map<String, Object> details, RuntimeExcep
   static final String UP = "UP";
   static final String DOWN = "DOWN";
   static final String OUT_OF_SERVICE = "OUT_OF_SERVICE";
+
+  /**
+   * One check per client, by client name, in the registry's order: what each line's composite health
+   * contributor is built from.
+   *
+   * @param clients the clients
+   * @param trackers their held leases
+   * @return per client name, a check to run at each health request
+   */
+  static Map<String, Supplier<LockClientHealth>> perClient(LockClients clients, LeaseTrackers trackers) {
+    Map<String, Supplier<LockClientHealth>> checks = new LinkedHashMap<>();
+    clients.all().forEach((name, client) -> checks.put(name, () -> check(client, trackers.byClient.get(name))));
+    return checks;
+  }
 
   /**
    * DOWN when the backend cannot be reached (an inspect call, bounded by the client's command timeout),
