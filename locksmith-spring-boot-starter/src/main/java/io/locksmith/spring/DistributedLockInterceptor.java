@@ -98,7 +98,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
       return notAcquired(invocation, s, lockName, "interrupted while waiting for lock '" + lockName + "'",
           new AcquireInterruptedException(lockName, e));
     } catch (BackendUnavailableException e) {
-      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' could not be acquired: " + e.getMessage(), e);
+      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' could not be acquired: " + Redaction.redact(e.getMessage()), e);
     }
     if (!acquired) {
       return notAcquired(invocation, s, lockName, "lock '" + lockName + "' not acquired within " + s.wait, null);
@@ -137,7 +137,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
       return notAcquired(invocation, s, lockName, "interrupted while waiting for lock '" + lockName + "'",
           new AcquireInterruptedException(lockName, e));
     } catch (BackendUnavailableException e) {
-      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' could not be acquired: " + e.getMessage(), e);
+      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' could not be acquired: " + Redaction.redact(e.getMessage()), e);
     }
     if (got.isEmpty()) {
       return notAcquired(invocation, s, lockName, "lock '" + lockName + "' not acquired within " + s.wait, null);
@@ -177,7 +177,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
       try {
         Object r = notAcquired(invocation, s, lockName, failure == null
             ? "lock '" + lockName + "' not acquired within " + s.wait
-            : "lock '" + lockName + "' could not be acquired: " + failure.getMessage(), failure);
+            : "lock '" + lockName + "' could not be acquired: " + Redaction.redact(failure.getMessage()), failure);
         return r == null ? reactor.core.publisher.Mono.empty() : (reactor.core.publisher.Mono<Object>) r;
       } catch (Throwable t) {
         return reactor.core.publisher.Mono.error(t);

@@ -60,7 +60,7 @@ public class LocksmithActuatorAutoConfiguration {
     } catch (RuntimeException e) {
       b = Health.down(e);
     }
-    return b.withDetail("client", client.toString()).build();
+    return b.withDetail("client", Redaction.redact(client.toString())).build();
   }
 
   /**
