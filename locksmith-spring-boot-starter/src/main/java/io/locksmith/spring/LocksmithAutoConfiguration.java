@@ -11,6 +11,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
@@ -118,6 +119,12 @@ public class LocksmithAutoConfiguration {
   @ConditionalOnProperty(prefix = "locksmith.annotation", name = "enabled", matchIfMissing = true)
   @Import(AutoProxyRegistrar.class)
   static class AnnotationConfiguration {
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static DistributedLockMethods distributedLockMethods(ConfigurableListableBeanFactory beanFactory) {
+      return new DistributedLockMethods(beanFactory);
+    }
 
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
