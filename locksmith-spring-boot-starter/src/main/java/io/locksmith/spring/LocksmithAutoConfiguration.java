@@ -24,10 +24,12 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.DependsOn;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.core.type.AnnotationMetadata;
 import org.aopalliance.aop.Advice;
@@ -52,6 +54,17 @@ public class LocksmithAutoConfiguration {
         beanFactory.getBeanProvider(LockObserverFactory.class).getIfAvailable(), beanFactory.getBean(LeaseTrackers.class).byClient);
   }
 
+  /**
+   * Fails the start-up on an unknown {@code locksmith.*} property (see {@link LocksmithPropertiesCheck});
+   * the clients depend on it, so that a misspelt property is reported before anything it would have
+   * configured fails.
+   */
+  @Bean
+  static Object locksmithPropertiesCheck(Environment environment) {
+    LocksmithPropertiesCheck.check(environment);
+    return new Object();
+  }
+
   @Bean
   LeaseTrackers locksmithLeaseTrackers() {
     return new LeaseTrackers();
@@ -68,6 +81,7 @@ public class LocksmithAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean(LockClient.class)
   @Conditional(PrimaryClientConfigured.class)
+  @DependsOn("locksmithPropertiesCheck")
   public LockClient lockClient(LocksmithProperties properties, ObjectProvider<LockClientCustomizer<?>> customizers,
       BeanFactory beanFactory) {
     return factory(customizers, beanFactory).create(LockClients.DEFAULT, "locksmith", properties);
@@ -84,6 +98,7 @@ public class LocksmithAutoConfiguration {
    */
   @Bean
   @ConditionalOnMissingBean
+  @DependsOn("locksmithPropertiesCheck")
   public LockClients lockClients(LocksmithProperties properties, ObjectProvider<LockClient> primary,
       ObjectProvider<LockClientCustomizer<?>> customizers, BeanFactory beanFactory) {
     LockClientFactory factory = factory(customizers, beanFactory);
