@@ -111,7 +111,10 @@ final class DistributedLockInterceptor implements MethodInterceptor {
       return invocation.proceed();
     } finally {
       LockedCall.pop();
-      unlock(lock, lockName);
+      // inside a transaction that outlives the call (the caller's, joined), hold the lock until it ends
+      if (!TransactionBoundRelease.deferred(() -> unlock(lock, lockName))) {
+        unlock(lock, lockName);
+      }
     }
   }
 
