@@ -14,6 +14,7 @@ import org.springframework.boot.actuate.health.CompositeHealthContributor;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthContributor;
 import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -33,27 +34,30 @@ public class LocksmithActuatorAutoConfiguration {
 
   /**
    * One health indicator per client: DOWN when the backend cannot be reached (an inspect call, bounded by
-   * the client's command timeout), OUT_OF_SERVICE while some of its leases are UNCERTAIN, else UP; the
-   * details give the held and uncertain counts.
+   * the client's command timeout), {@code locksmith.health.uncertain-status} (UP by default) while some of
+   * its leases are UNCERTAIN, else UP; the details give the held and uncertain counts.
    *
    * @param clients the clients
    * @param trackers their held leases
+   * @param properties for the uncertain status
    * @return the contributor
    */
   @Bean
   @ConditionalOnEnabledHealthIndicator("locksmith")
-  HealthContributor locksmithHealthContributor(LockClients clients, LeaseTrackers trackers) {
+  HealthContributor locksmithHealthContributor(LockClients clients, LeaseTrackers trackers, LocksmithProperties properties) {
+    Status uncertainStatus = new Status(properties.getHealth().getUncertainStatus().trim()
+        .toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
     Map<String, HealthIndicator> indicators = new LinkedHashMap<>();
-    clients.all().forEach((name, client) -> indicators.put(name, () -> health(client, trackers.byClient.get(name))));
+    clients.all().forEach((name, client) -> indicators.put(name, () -> health(client, trackers.byClient.get(name), uncertainStatus)));
     return CompositeHealthContributor.fromMap(indicators);
   }
 
-  static Health health(LockClient client, LeaseTracker tracker) {
+  static Health health(LockClient client, LeaseTracker tracker, Status uncertainStatus) {
     Health.Builder b;
     try {
       client.inspect("locksmith-health-probe");
       long uncertain = tracker == null ? 0 : tracker.uncertain();
-      b = uncertain > 0 ? Health.outOfService() : Health.up();
+      b = uncertain > 0 ? Health.status(uncertainStatus) : Health.up();
       if (tracker != null) {
         b.withDetail("held", tracker.held().size()).withDetail("uncertain", uncertain);
       }

@@ -27,6 +27,45 @@ public class LocksmithProperties extends LockClientProperties {
 
   private final Metrics metrics = new Metrics();
 
+  private final HealthSettings health = new HealthSettings();
+
+  /**
+   * The health indicator settings.
+   *
+   * @return the health settings
+   */
+  public HealthSettings getHealth() {
+    return health;
+  }
+
+  /** {@code locksmith.health.*}: the Actuator health indicators. Not thread-safe for writing. */
+  public static class HealthSettings {
+    /**
+     * Health status of a client while some of its leases are UNCERTAIN (the backend did not confirm a
+     * renewal). UP (the default) keeps a backend blip from taking every instance out of service at once;
+     * OUT_OF_SERVICE (or any status) opts in. An unreachable backend is DOWN either way.
+     */
+    private String uncertainStatus = "UP";
+
+    /**
+     * The status while leases are uncertain.
+     *
+     * @return the status code
+     */
+    public String getUncertainStatus() {
+      return uncertainStatus;
+    }
+
+    /**
+     * Sets the status while leases are uncertain.
+     *
+     * @param uncertainStatus a status code such as UP or OUT_OF_SERVICE
+     */
+    public void setUncertainStatus(String uncertainStatus) {
+      this.uncertainStatus = uncertainStatus;
+    }
+  }
+
   /**
    * The metrics settings.
    *
