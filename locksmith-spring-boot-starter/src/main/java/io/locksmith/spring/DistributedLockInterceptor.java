@@ -44,14 +44,17 @@ final class DistributedLockInterceptor implements MethodInterceptor {
   private final BeanFactory beanFactory;
   private final StringValueResolver placeholders;
   private final Duration defaultWait;
+  private final LockedCallsInFlight inFlight;
   private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
   private final Map<Method, Settings> settings = new ConcurrentHashMap<>();
 
-  DistributedLockInterceptor(LockClients clients, BeanFactory beanFactory, StringValueResolver placeholders, Duration defaultWait) {
+  DistributedLockInterceptor(LockClients clients, BeanFactory beanFactory, StringValueResolver placeholders, Duration defaultWait,
+      LockedCallsInFlight inFlight) {
     this.clients = clients;
     this.beanFactory = beanFactory;
     this.placeholders = placeholders;
     this.defaultWait = defaultWait;
+    this.inFlight = inFlight;
   }
 
   /** What one annotated method asks for, parsed once. */
@@ -107,13 +110,18 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     Lease lease = lock.currentThreadLease().orElseThrow(() -> new IllegalStateException("lock held without a lease"));
     bindLease(invocation, s, lease);
     LockedCall.push(lease);
+    Object call = inFlight.begin(lease, lockName);
     try {
       return invocation.proceed();
     } finally {
       LockedCall.pop();
       // inside a transaction that outlives the call (the caller's, joined), hold the lock until it ends
-      if (!TransactionBoundRelease.deferred(() -> unlock(lock, lockName))) {
+      Runnable release = () -> {
         unlock(lock, lockName);
+        inFlight.end(call);
+      };
+      if (!TransactionBoundRelease.deferred(release)) {
+        release.run();
       }
     }
   }
@@ -149,17 +157,20 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     Lease lease = got.get();
     bindLease(invocation, s, lease);
     LockedCall.push(lease);
+    Object call = inFlight.begin(lease, lockName);
     Object result;
     try {
       result = invocation.proceed();
     } catch (Throwable t) {
       lease.close();
+      inFlight.end(call);
       throw t;
     } finally {
       LockedCall.pop();
     }
     if (result == null) {
       lease.close();
+      inFlight.end(call);
       return null;
     }
     // Released when the method's own future completes, not when it returns. The caller gets a copy: its
@@ -167,6 +178,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     CompletableFuture<Object> callers = new CompletableFuture<>();
     ((CompletionStage<?>) result).whenComplete((v, e) -> {
       lease.close(); // logs, never throws
+      inFlight.end(call);
       if (e != null) {
         callers.completeExceptionally(e);
       } else {
@@ -197,10 +209,13 @@ final class DistributedLockInterceptor implements MethodInterceptor {
   private Object invokeFlux(MethodInvocation invocation, Settings s, io.locksmith.DistributedLock lock, String lockName) {
     Object[] arguments = invocation.getArguments().clone();
     return ReactiveLocking.lockAroundMany(() -> lock.tryAcquireAsync(s.wait), lease -> {
+      Object call = inFlight.begin(lease, lockName);
       try {
         Object result = forSubscription(invocation, arguments, s, lease).proceed();
-        return result == null ? reactor.core.publisher.Flux.empty() : (reactor.core.publisher.Flux<Object>) result;
+        return (result == null ? reactor.core.publisher.Flux.empty() : (reactor.core.publisher.Flux<Object>) result)
+            .doFinally(signal -> inFlight.end(call));
       } catch (Throwable t) {
+        inFlight.end(call);
         return reactor.core.publisher.Flux.error(t);
       }
     }, failure -> {
@@ -219,10 +234,13 @@ final class DistributedLockInterceptor implements MethodInterceptor {
   private Object invokeMono(MethodInvocation invocation, Settings s, io.locksmith.DistributedLock lock, String lockName) {
     Object[] arguments = invocation.getArguments().clone();
     return ReactiveLocking.lockAround(() -> lock.tryAcquireAsync(s.wait), lease -> {
+      Object call = inFlight.begin(lease, lockName);
       try {
         Object result = forSubscription(invocation, arguments, s, lease).proceed();
-        return result == null ? reactor.core.publisher.Mono.empty() : (reactor.core.publisher.Mono<Object>) result;
+        return (result == null ? reactor.core.publisher.Mono.empty() : (reactor.core.publisher.Mono<Object>) result)
+            .doFinally(signal -> inFlight.end(call));
       } catch (Throwable t) {
+        inFlight.end(call);
         return reactor.core.publisher.Mono.error(t);
       }
     }, failure -> {

@@ -144,8 +144,14 @@ public class LocksmithAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static DistributedLockAdvisor distributedLockAdvisor(ObjectProvider<LockClients> clients,
-        ObjectProvider<LocksmithProperties> properties, ConfigurableBeanFactory beanFactory) {
-      return new DistributedLockAdvisor(clients, properties, beanFactory);
+        ObjectProvider<LocksmithProperties> properties, ObjectProvider<LockedCallsInFlight> inFlight,
+        ConfigurableBeanFactory beanFactory) {
+      return new DistributedLockAdvisor(clients, properties, inFlight, beanFactory);
+    }
+
+    @Bean
+    LockedCallsInFlight locksmithLockedCallsInFlight(LocksmithProperties properties) {
+      return new LockedCallsInFlight(properties.getAnnotation().getShutdownWait());
     }
   }
 
@@ -171,13 +177,15 @@ public class LocksmithAutoConfiguration {
         new AnnotationMatchingPointcut(null, DistributedLock.class, true);
     private final transient ObjectProvider<LockClients> clients;
     private final transient ObjectProvider<LocksmithProperties> properties;
+    private final transient ObjectProvider<LockedCallsInFlight> inFlight;
     private final transient ConfigurableBeanFactory beanFactory;
     private transient volatile DistributedLockInterceptor interceptor;
 
     DistributedLockAdvisor(ObjectProvider<LockClients> clients, ObjectProvider<LocksmithProperties> properties,
-        ConfigurableBeanFactory beanFactory) {
+        ObjectProvider<LockedCallsInFlight> inFlight, ConfigurableBeanFactory beanFactory) {
       this.clients = clients;
       this.properties = properties;
+      this.inFlight = inFlight;
       this.beanFactory = beanFactory;
     }
 
@@ -205,7 +213,7 @@ public class LocksmithAutoConfiguration {
           if (i == null) {
             LocksmithProperties p = properties.getObject();
             i = new DistributedLockInterceptor(clients.getObject(), beanFactory, beanFactory::resolveEmbeddedValue,
-                p.getAnnotation().getWaitTime());
+                p.getAnnotation().getWaitTime(), inFlight.getObject());
             interceptor = i;
           }
         }

@@ -167,6 +167,30 @@ public class LocksmithProperties extends LockClientProperties {
     private int order = 2147482647;
 
     /**
+     * How long the shutdown waits for @DistributedLock calls in flight; after it, their leases are released
+     * (logged at WARN) and their work goes on without the lock. 0 releases them at once.
+     */
+    private Duration shutdownWait = Duration.ofSeconds(30);
+
+    /**
+     * The shutdown wait.
+     *
+     * @return the shutdown wait
+     */
+    public Duration getShutdownWait() {
+      return shutdownWait;
+    }
+
+    /**
+     * Sets the shutdown wait.
+     *
+     * @param shutdownWait the shutdown wait
+     */
+    public void setShutdownWait(Duration shutdownWait) {
+      this.shutdownWait = shutdownWait;
+    }
+
+    /**
      * Whether the annotation is enabled.
      *
      * @return true when enabled
