@@ -29,6 +29,86 @@ public class LocksmithProperties extends LockClientProperties {
 
   private final HealthSettings health = new HealthSettings();
 
+  private final Web web = new Web();
+
+  /**
+   * The web settings.
+   *
+   * @return the web settings
+   */
+  public Web getWeb() {
+    return web;
+  }
+
+  /**
+   * {@code locksmith.web.*}: how a LockNotAcquiredException reaching Spring MVC or WebFlux is answered. Not
+   * thread-safe for writing.
+   */
+  public static class Web {
+    /** Whether a LockNotAcquiredException becomes a ProblemDetail response (in MVC and WebFlux applications). */
+    private boolean enabled = true;
+
+    /** HTTP status when the lock was busy: 409 (Conflict) or 423 (Locked). A backend that cannot be reached gives 503. */
+    private int status = 409;
+
+    /** Retry-After sent with the busy status (rounded up to whole seconds); unset means none. */
+    private Duration retryAfter;
+
+    /**
+     * Whether on.
+     *
+     * @return true when on
+     */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /**
+     * Sets whether on.
+     *
+     * @param enabled true for on
+     */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /**
+     * The busy status.
+     *
+     * @return the status code
+     */
+    public int getStatus() {
+      return status;
+    }
+
+    /**
+     * Sets the busy status.
+     *
+     * @param status the status code
+     */
+    public void setStatus(int status) {
+      this.status = status;
+    }
+
+    /**
+     * The Retry-After.
+     *
+     * @return the delay, or null for none
+     */
+    public Duration getRetryAfter() {
+      return retryAfter;
+    }
+
+    /**
+     * Sets the Retry-After.
+     *
+     * @param retryAfter the delay, or null for none
+     */
+    public void setRetryAfter(Duration retryAfter) {
+      this.retryAfter = retryAfter;
+    }
+  }
+
   /**
    * The health indicator settings.
    *
