@@ -41,7 +41,7 @@ class RedlockAutoConfigurationTest {
     new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
         .withPropertyValues("locksmith.backend=in-jvm",
             "locksmith.clients.quorum.redlock.nodes=" + n1.uri() + "," + n2.uri() + "," + n3.uri(),
-            "locksmith.clients.quorum.redlock.node-timeout=1s")
+            "locksmith.clients.quorum.redlock.node-timeout=5s") // also the connect timeout: 1s failed under a loaded machine
         .run(ctx -> {
           LockClient quorum = ctx.getBean(LockClients.class).get("quorum");
           assertThat(quorum).isInstanceOf(RedlockClient.class);
