@@ -60,9 +60,8 @@ public class LocksmithAutoConfiguration {
    * configured fails.
    */
   @Bean
-  static Object locksmithPropertiesCheck(Environment environment) {
-    LocksmithPropertiesCheck.check(environment);
-    return new Object();
+  static LocksmithPropertiesCheck locksmithPropertiesCheck(Environment environment) {
+    return LocksmithPropertiesCheck.check(environment);
   }
 
   @Bean

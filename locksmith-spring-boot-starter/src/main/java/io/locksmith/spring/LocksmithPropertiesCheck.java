@@ -32,19 +32,22 @@ final class LocksmithPropertiesCheck {
   private LocksmithPropertiesCheck() {}
 
   /**
+   * Checks the environment.
+   *
+   * @return a marker bean, so the clients can depend on the check
    * @throws IllegalStateException naming every unknown {@code locksmith.*} property
    */
-  static void check(Environment environment) {
+  static LocksmithPropertiesCheck check(Environment environment) {
     List<String> fromSystem = unknown(environment, true);
     if (!fromSystem.isEmpty()) {
       org.slf4j.LoggerFactory.getLogger(LocksmithPropertiesCheck.class).warn(
           "system properties or environment variables set {}, which Locksmith does not know; ignored", fromSystem);
     }
     List<String> unknown = unknown(environment, false);
-    if (unknown.isEmpty()) {
-      return;
+    if (!unknown.isEmpty()) {
+      throw new IllegalStateException(message(unknown));
     }
-    throw new IllegalStateException(message(unknown));
+    return new LocksmithPropertiesCheck();
   }
 
   private static boolean isSystem(ConfigurationPropertySource source) {
