@@ -49,12 +49,12 @@ final class ReactiveLocking {
               pending.thenAccept(o -> o.ifPresent(Lease::releaseAsync));
             }
           })
-          .map(o -> {
-            if (!state.compareAndSet(0, 1)) {
-              o.ifPresent(Lease::releaseAsync);
-              return Optional.<Lease>empty();
+          .<Optional<Lease>>handle((o, sink) -> {
+            if (state.compareAndSet(0, 1)) {
+              sink.next(o);
+            } else {
+              o.ifPresent(Lease::releaseAsync); // cancelled meanwhile: nobody will run under it
             }
-            return o;
           });
     }).onErrorMap(AcquireFailed::new);
   }

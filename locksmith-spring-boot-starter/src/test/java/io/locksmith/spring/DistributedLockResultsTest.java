@@ -137,6 +137,20 @@ class DistributedLockResultsTest {
   }
 
   @Test
+  void aSubscriptionCancelledWhileItsAcquisitionWaitsDoesNotLeakTheLease() {
+    runner.run(ctx -> {
+      Service s = ctx.getBean(Service.class);
+      LockClient client = ctx.getBean(LockClient.class);
+      Lease other = client.lock("rx-cancel").acquire(Duration.ZERO);
+      // waits (default wait-time 5 s) behind the other holder; cancelled before it gets the lock
+      s.lease("rx-cancel", null).subscribe().dispose();
+      other.release();
+      // the pending acquisition still gets the lock a moment later: it must give it back at once
+      client.lock("rx-cancel").acquire(Duration.ofSeconds(30)).close();
+    });
+  }
+
+  @Test
   void aFluxIsLockedForTheWholeStream() throws Exception {
     runner.run(ctx -> {
       Service s = ctx.getBean(Service.class);
