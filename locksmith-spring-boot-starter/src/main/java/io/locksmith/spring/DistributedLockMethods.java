@@ -33,7 +33,8 @@ import org.springframework.util.ClassUtils;
  *   <li>methods the proxy cannot intercept ({@code private}, {@code final}, {@code static}, not on the
  *       proxied interfaces, or a bean that was not proxied at all) are logged at WARN.
  * </ul>
- * Self-invocation ({@code this.lockedMethod()}) cannot be seen from here; the documentation says so.
+ * Self-invocation ({@code this.lockedMethod()}) runs unlocked too; calls in the class's own bytecode are
+ * found by {@link SelfInvocations} and logged with the others.
  *
  * <p>Failures are thrown as {@link IllegalStateException} from bean creation or from
  * {@link #afterSingletonsInstantiated()}, which fails the context refresh. Thread-safe (concurrent maps);
@@ -46,6 +47,8 @@ final class DistributedLockMethods implements BeanPostProcessor, SmartInitializi
   private final ConfigurableListableBeanFactory beanFactory;
   private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
   private final Map<Class<?>, Map<Method, DistributedLock>> byClass = new ConcurrentHashMap<>();
+  /** Annotated method to the methods of its own class that call it directly. */
+  private final Map<Method, List<String>> selfCalls = new ConcurrentHashMap<>();
   /** Bean name to its annotated methods, for the checks after start-up. */
   private final Map<String, Map<Method, DistributedLock>> byBean = new ConcurrentHashMap<>();
 
@@ -74,6 +77,7 @@ final class DistributedLockMethods implements BeanPostProcessor, SmartInitializi
       LockNameExpression.parse(e.getValue().name(), e.getKey()).validate(names);
       checkResultType(e.getKey());
     }
+    selfCalls.putAll(SelfInvocations.find(type, found.keySet()));
     return found.isEmpty() ? Map.of() : new LinkedHashMap<>(found);
   }
 
@@ -104,6 +108,7 @@ final class DistributedLockMethods implements BeanPostProcessor, SmartInitializi
       reportUnadvised();
     } finally {
       byClass.clear();
+      selfCalls.clear();
     }
   }
 
@@ -139,12 +144,17 @@ final class DistributedLockMethods implements BeanPostProcessor, SmartInitializi
         String why = whyNotAdvised(bean, method);
         if (why != null) {
           unadvised.add(LockNameExpression.describe(method) + " (bean '" + beanName + "'): " + why);
+        } else if (selfCalls.containsKey(method)) {
+          unadvised.add(LockNameExpression.describe(method) + " (bean '" + beanName + "'): called directly by "
+              + String.join(", ", selfCalls.get(method)) + " of the same class (self-invocation bypasses the proxy;"
+              + " call it through the bean, or use LockTemplate)");
         }
       });
     });
     byBean.clear();
     if (!unadvised.isEmpty()) {
-      LOG.warn("@DistributedLock: these methods run WITHOUT their lock, as Spring's proxy cannot intercept them:\n  {}",
+      LOG.warn("@DistributedLock: these methods (or these calls of them) run WITHOUT their lock, as Spring's proxy cannot"
+          + " intercept them:\n  {}",
           String.join("\n  ", unadvised));
     }
   }

@@ -39,6 +39,8 @@ final class LocksmithPropertiesCheck {
    */
   static LocksmithPropertiesCheck check(Environment environment) {
     List<String> fromSystem = unknown(environment, true);
+    // Locksmith's own test kit and build set these as system properties; they are not settings
+    fromSystem.removeIf(name -> name.startsWith("locksmith.testkit.") || name.startsWith("locksmith.test."));
     if (!fromSystem.isEmpty()) {
       org.slf4j.LoggerFactory.getLogger(LocksmithPropertiesCheck.class).warn(
           "system properties or environment variables set {}, which Locksmith does not know; ignored", fromSystem);

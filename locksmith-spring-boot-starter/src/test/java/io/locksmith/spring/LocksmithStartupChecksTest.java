@@ -51,6 +51,24 @@ class LocksmithStartupChecksTest {
     }
   }
 
+  /** A locked method called through this. */
+  public static class SelfCalling {
+    @DistributedLock(name = "inner")
+    public void inner() {}
+
+    public void outer() {
+      inner();
+    }
+  }
+
+  @Test
+  void selfInvocationIsReportedAtStartUp(CapturedOutput output) {
+    runner.withPropertyValues("locksmith.backend=in-jvm").withBean(SelfCalling.class, SelfCalling::new).run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      assertThat(output.getAll()).contains("SelfCalling.inner()", "called directly by outer");
+    });
+  }
+
   @Test
   void redlockNodePasswordsAppearNowhereInTheFailure(CapturedOutput output) {
     runner.withPropertyValues("locksmith.redlock.nodes=redis://:s3cret-pw@localhost:1,redis://:s3cret-pw@localhost:2").run(ctx -> {
