@@ -135,6 +135,7 @@ final class DistributedLockMethods implements BeanPostProcessor, SmartInitializi
 
   private void reportUnadvised() {
     List<String> unadvised = new ArrayList<>();
+    List<String> selfCalled = new ArrayList<>();
     byBean.forEach((beanName, methods) -> {
       if (!beanFactory.containsSingleton(beanName)) {
         return; // prototype or scoped: created per use, proxied the same way as a singleton would be
@@ -145,9 +146,8 @@ final class DistributedLockMethods implements BeanPostProcessor, SmartInitializi
         if (why != null) {
           unadvised.add(LockNameExpression.describe(method) + " (bean '" + beanName + "'): " + why);
         } else if (selfCalls.containsKey(method)) {
-          unadvised.add(LockNameExpression.describe(method) + " (bean '" + beanName + "'): called directly by "
-              + String.join(", ", selfCalls.get(method)) + " of the same class (self-invocation bypasses the proxy;"
-              + " call it through the bean, or use LockTemplate)");
+          selfCalled.add(LockNameExpression.describe(method) + " (bean '" + beanName + "'): called directly by "
+              + String.join(", ", selfCalls.get(method)) + " of the same class");
         }
       });
     });
@@ -156,6 +156,12 @@ final class DistributedLockMethods implements BeanPostProcessor, SmartInitializi
       LOG.warn("@DistributedLock: these methods (or these calls of them) run WITHOUT their lock, as Spring's proxy cannot"
           + " intercept them:\n  {}",
           String.join("\n  ", unadvised));
+    }
+    if (!selfCalled.isEmpty()) {
+      // the bytecode shows the call, not its receiver: an injected self-reference (the proxy) is fine
+      LOG.warn("@DistributedLock: these methods are called from their own class; a call on 'this' bypasses Spring's"
+          + " proxy and runs WITHOUT the lock (calls through an injected reference to the bean are locked; call"
+          + " through the bean or use LockTemplate):\n  {}", String.join("\n  ", selfCalled));
     }
   }
 

@@ -18,7 +18,8 @@ import org.springframework.asm.Type;
  * Finds calls from a class's own code to its {@link DistributedLock} methods, by reading its bytecode:
  * such a call ({@code this.locked()}) does not go through Spring's proxy, so it runs without the lock.
  * Only calls compiled into the class itself are seen (not a superclass's, nor lambdas' in other classes);
- * a call on another instance of the same class is reported too, which is rare and worth a look anyway.
+ * a call on another reference of the same class (such as an injected self-reference, which is locked) is
+ * reported too, as the receiver is not tracked; the report says so.
  * A class whose bytecode cannot be read yields nothing. Stateless and thread-safe.
  */
 final class SelfInvocations {
