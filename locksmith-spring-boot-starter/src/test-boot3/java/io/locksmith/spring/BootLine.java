@@ -9,11 +9,15 @@ import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.autoconfigure.jdbc.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
+import org.springframework.boot.autoconfigure.http.HttpMessageConvertersAutoConfiguration;
+import org.springframework.boot.autoconfigure.jackson.JacksonAutoConfiguration;
+import org.springframework.boot.autoconfigure.web.servlet.DispatcherServletAutoConfiguration;
+import org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration;
 import org.springframework.context.ApplicationContext;
 
 /**
  * What the shared starter tests need that Boot 3.5 names differently from Boot 4 (locksmith-spring-boot4-starter
- * has its own BootLine with the same methods): the JDBC and transaction auto-configurations, the Actuator
+ * has its own BootLine with the same methods): the JDBC and transaction auto-configurations, Spring MVC's, the Actuator
  * auto-configurations and the health API.
  */
 final class BootLine {
@@ -27,6 +31,12 @@ final class BootLine {
   static Class<?>[] jdbcWithTransactions() {
     return new Class<?>[] {DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
         JdbcTemplateAutoConfiguration.class, TransactionAutoConfiguration.class};
+  }
+
+  /** Spring MVC with JSON message conversion (no server): what a servlet web application context needs. */
+  static Class<?>[] webMvc() {
+    return new Class<?>[] {JacksonAutoConfiguration.class, HttpMessageConvertersAutoConfiguration.class,
+        DispatcherServletAutoConfiguration.class, WebMvcAutoConfiguration.class};
   }
 
   /** Locksmith's Actuator auto-configurations on this line: the shared endpoint and this line's health. */

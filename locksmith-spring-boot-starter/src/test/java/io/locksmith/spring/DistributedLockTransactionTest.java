@@ -70,7 +70,28 @@ class DistributedLockTransactionTest {
     }
   }
 
-  /** Transaction advisor made outermost: what the default order must prevent. */
+  /** A caller whose transaction the locked method joins. */
+  public static class Caller {
+    Stock stock;
+
+    @Transactional
+    public void sellTwice(String sku) {
+      stock.sell(sku);
+      stock.sell(sku);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class CallerBeans {
+    @Bean
+    Caller caller(Stock stock) {
+      Caller c = new Caller();
+      c.stock = stock;
+      return c;
+    }
+  }
+
+  /** Transaction advisor made outermost. */
   @Configuration(proxyBeanMethods = false)
   @EnableTransactionManagement(order = 0)
   static class TransactionOutside {}
@@ -87,12 +108,25 @@ class DistributedLockTransactionTest {
   }
 
   @Test
-  void withTheTransactionOutsideTheLockTheCommitWouldComeAfterTheRelease() {
-    // shows that the check above can fail: ordered the other way round, the lock is gone at commit
+  void withTheTransactionAdvisorOutsideTheLockTheLockIsStillHeldUntilTheCommit() {
+    // ordered the other way round, the transaction is still open when the locked call returns: the
+    // release waits for its end (before issue 26 the lock was gone at commit: heldAtCommit was [false])
     runner.withUserConfiguration(TransactionOutside.class).run(ctx -> {
       Stock stock = ctx.getBean(Stock.class);
       stock.sell("A");
-      assertThat(stock.heldAtCommit()).containsExactly(false);
+      assertThat(stock.heldAtCommit()).containsExactly(true);
+      assertThat(ctx.getBean(LockClient.class).inspect("stock:A")).as("released after the commit").isEmpty();
+    });
+  }
+
+  @Test
+  void aJoinedTransactionKeepsTheLockUntilTheCallersCommit() {
+    runner.withUserConfiguration(CallerBeans.class).run(ctx -> {
+      Stock stock = ctx.getBean(Stock.class);
+      ctx.getBean(Caller.class).sellTwice("A");
+      assertThat(stock.heldAtCommit()).as("held at the caller's commit, once per joined call").containsExactly(true, true);
+      assertThat(ctx.getBean(LockClient.class).inspect("stock:A")).as("released after the commit").isEmpty();
+      assertThat(ctx.getBean(JdbcTemplate.class).queryForObject("select qty from stock where sku = 'A'", Integer.class)).isEqualTo(8);
     });
   }
 }

@@ -26,17 +26,21 @@ public class LocksmithHealthBoot4AutoConfiguration {
   public LocksmithHealthBoot4AutoConfiguration() {}
 
   /**
-   * One health indicator per client: DOWN when the backend cannot be reached, OUT_OF_SERVICE while some of
-   * its leases are UNCERTAIN, else UP; the details give the held and uncertain counts.
+   * One health indicator per client, as {@link LockClientHealth#check} works it out: DOWN when the backend
+   * cannot be reached, {@code locksmith.health.uncertain-status} (UP by default) while some of its leases are
+   * UNCERTAIN, else UP; the details give the held and uncertain counts and the client (redacted).
    *
    * @param clients the clients
    * @param trackers their held leases
+   * @param properties for the uncertain status
    * @return the contributor
+   * @throws IllegalArgumentException if {@code locksmith.health.uncertain-status} is blank
    */
   @Bean
   @ConditionalOnEnabledHealthIndicator("locksmith")
-  HealthContributor locksmithHealthContributor(LockClients clients, LeaseTrackers trackers) {
-    return CompositeHealthContributor.fromMap(LockClientHealth.perClient(clients, trackers),
+  HealthContributor locksmithHealthContributor(LockClients clients, LeaseTrackers trackers,
+      LocksmithProperties properties) {
+    return CompositeHealthContributor.fromMap(LockClientHealth.perClient(clients, trackers, properties),
         check -> (HealthIndicator) () -> health(check.get()));
   }
 

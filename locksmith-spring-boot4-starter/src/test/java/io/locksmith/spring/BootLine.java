@@ -9,11 +9,15 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.boot.http.converter.autoconfigure.HttpMessageConvertersAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration;
+import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 import org.springframework.context.ApplicationContext;
 
 /**
  * What the shared starter tests need that Boot 4 names differently from Boot 3.5 (locksmith-spring-boot-starter
- * has its own BootLine with the same methods): the JDBC and transaction auto-configurations, which moved to
+ * has its own BootLine with the same methods): the JDBC and transaction auto-configurations, Spring MVC's, which moved to
  * per-technology modules, the Actuator auto-configurations and the health API, which moved to spring-boot-health.
  */
 final class BootLine {
@@ -27,6 +31,12 @@ final class BootLine {
   static Class<?>[] jdbcWithTransactions() {
     return new Class<?>[] {DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
         JdbcTemplateAutoConfiguration.class, TransactionAutoConfiguration.class};
+  }
+
+  /** Spring MVC with JSON message conversion (no server): what a servlet web application context needs. */
+  static Class<?>[] webMvc() {
+    return new Class<?>[] {JacksonAutoConfiguration.class, HttpMessageConvertersAutoConfiguration.class,
+        DispatcherServletAutoConfiguration.class, WebMvcAutoConfiguration.class};
   }
 
   /** Locksmith's Actuator auto-configurations on this line: the shared endpoint and this line's health. */

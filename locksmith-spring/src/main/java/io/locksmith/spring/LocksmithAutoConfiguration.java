@@ -11,6 +11,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
@@ -22,10 +23,12 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.DependsOn;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.core.type.AnnotationMetadata;
 import org.aopalliance.aop.Advice;
@@ -61,6 +64,16 @@ public class LocksmithAutoConfiguration {
         beanFactory.getBeanProvider(LockObserverFactory.class).getIfAvailable(), beanFactory.getBean(LeaseTrackers.class).byClient);
   }
 
+  /**
+   * Fails the start-up on an unknown {@code locksmith.*} property (see {@link LocksmithPropertiesCheck});
+   * the clients depend on it, so that a misspelt property is reported before anything it would have
+   * configured fails.
+   */
+  @Bean
+  static LocksmithPropertiesCheck locksmithPropertiesCheck(Environment environment) {
+    return LocksmithPropertiesCheck.check(environment);
+  }
+
   @Bean
   LeaseTrackers locksmithLeaseTrackers() {
     return new LeaseTrackers();
@@ -77,6 +90,7 @@ public class LocksmithAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean(LockClient.class)
   @Conditional(PrimaryClientConfigured.class)
+  @DependsOn("locksmithPropertiesCheck")
   public LockClient lockClient(LocksmithProperties properties, ObjectProvider<LockClientCustomizer<?>> customizers,
       BeanFactory beanFactory) {
     return factory(customizers, beanFactory).create(LockClients.DEFAULT, "locksmith", properties);
@@ -93,6 +107,7 @@ public class LocksmithAutoConfiguration {
    */
   @Bean
   @ConditionalOnMissingBean
+  @DependsOn("locksmithPropertiesCheck")
   public LockClients lockClients(LocksmithProperties properties, ObjectProvider<LockClient> primary,
       ObjectProvider<LockClientCustomizer<?>> customizers, BeanFactory beanFactory) {
     LockClientFactory factory = factory(customizers, beanFactory);
@@ -131,9 +146,21 @@ public class LocksmithAutoConfiguration {
 
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static DistributedLockMethods distributedLockMethods(ConfigurableListableBeanFactory beanFactory) {
+      return new DistributedLockMethods(beanFactory);
+    }
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static DistributedLockAdvisor distributedLockAdvisor(ObjectProvider<LockClients> clients,
-        ObjectProvider<LocksmithProperties> properties, ConfigurableBeanFactory beanFactory) {
-      return new DistributedLockAdvisor(clients, properties, beanFactory);
+        ObjectProvider<LocksmithProperties> properties, ObjectProvider<LockedCallsInFlight> inFlight,
+        ConfigurableBeanFactory beanFactory) {
+      return new DistributedLockAdvisor(clients, properties, inFlight, beanFactory);
+    }
+
+    @Bean
+    LockedCallsInFlight locksmithLockedCallsInFlight(LocksmithProperties properties) {
+      return new LockedCallsInFlight(properties.getAnnotation().getShutdownWait());
     }
   }
 
@@ -159,13 +186,15 @@ public class LocksmithAutoConfiguration {
         new AnnotationMatchingPointcut(null, DistributedLock.class, true);
     private final transient ObjectProvider<LockClients> clients;
     private final transient ObjectProvider<LocksmithProperties> properties;
+    private final transient ObjectProvider<LockedCallsInFlight> inFlight;
     private final transient ConfigurableBeanFactory beanFactory;
     private transient volatile DistributedLockInterceptor interceptor;
 
     DistributedLockAdvisor(ObjectProvider<LockClients> clients, ObjectProvider<LocksmithProperties> properties,
-        ConfigurableBeanFactory beanFactory) {
+        ObjectProvider<LockedCallsInFlight> inFlight, ConfigurableBeanFactory beanFactory) {
       this.clients = clients;
       this.properties = properties;
+      this.inFlight = inFlight;
       this.beanFactory = beanFactory;
     }
 
@@ -193,7 +222,7 @@ public class LocksmithAutoConfiguration {
           if (i == null) {
             LocksmithProperties p = properties.getObject();
             i = new DistributedLockInterceptor(clients.getObject(), beanFactory, beanFactory::resolveEmbeddedValue,
-                p.getAnnotation().getWaitTime());
+                p.getAnnotation().getWaitTime(), inFlight.getObject());
             interceptor = i;
           }
         }
