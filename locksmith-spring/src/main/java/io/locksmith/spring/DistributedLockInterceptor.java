@@ -89,10 +89,10 @@ final class DistributedLockInterceptor implements MethodInterceptor {
       return invokeAsync(invocation, s, lock, lockName);
     }
     if (REACTOR && ReactiveLocking.isMono(method.getReturnType())) {
-      return invokeMono(invocation, s, lock, lockName);
+      return invokeReactive(invocation, s, lock, lockName, false);
     }
     if (REACTOR && ReactiveLocking.isFlux(method.getReturnType())) {
-      return invokeFlux(invocation, s, lock, lockName);
+      return invokeReactive(invocation, s, lock, lockName, true);
     }
     boolean acquired;
     try {
@@ -205,54 +205,46 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     return ((ProxyMethodInvocation) invocation).invocableClone(args);
   }
 
+  /**
+   * A {@code Mono} or {@code Flux} method: each subscription acquires, proceeds a fresh clone of the
+   * invocation under its own lease, and is tracked in flight until its publisher terminates or is cancelled.
+   * One body serves both types; only the adaptation to the method's return type differs.
+   */
   @SuppressWarnings("unchecked")
-  private Object invokeFlux(MethodInvocation invocation, Settings s, io.locksmith.DistributedLock lock, String lockName) {
+  private Object invokeReactive(MethodInvocation invocation, Settings s, io.locksmith.DistributedLock lock,
+      String lockName, boolean many) {
     Object[] arguments = invocation.getArguments().clone();
-    return ReactiveLocking.lockAroundMany(() -> lock.tryAcquireAsync(s.wait), lease -> {
+    java.util.function.Function<Lease, org.reactivestreams.Publisher<Object>> body = lease -> {
       Object call = inFlight.begin(lease, lockName);
+      org.reactivestreams.Publisher<Object> result;
       try {
-        Object result = forSubscription(invocation, arguments, s, lease).proceed();
-        return (result == null ? reactor.core.publisher.Flux.empty() : (reactor.core.publisher.Flux<Object>) result)
-            .doFinally(signal -> inFlight.end(call));
-      } catch (Throwable t) {
-        inFlight.end(call);
-        return reactor.core.publisher.Flux.error(t);
-      }
-    }, failure -> {
-      try {
-        Object r = notAcquired(invocation, s, lockName, failure == null
-            ? "lock '" + lockName + "' not acquired within " + s.wait
-            : "lock '" + lockName + "' could not be acquired: " + Redaction.redact(failure.getMessage()), failure);
-        return r == null ? reactor.core.publisher.Flux.empty() : (reactor.core.publisher.Flux<Object>) r;
-      } catch (Throwable t) {
-        return reactor.core.publisher.Flux.error(t);
-      }
-    });
-  }
-
-  @SuppressWarnings("unchecked")
-  private Object invokeMono(MethodInvocation invocation, Settings s, io.locksmith.DistributedLock lock, String lockName) {
-    Object[] arguments = invocation.getArguments().clone();
-    return ReactiveLocking.lockAround(() -> lock.tryAcquireAsync(s.wait), lease -> {
-      Object call = inFlight.begin(lease, lockName);
-      try {
-        Object result = forSubscription(invocation, arguments, s, lease).proceed();
-        return (result == null ? reactor.core.publisher.Mono.empty() : (reactor.core.publisher.Mono<Object>) result)
-            .doFinally(signal -> inFlight.end(call));
+        Object r = forSubscription(invocation, arguments, s, lease).proceed();
+        result = r == null ? reactor.core.publisher.Mono.empty() : (org.reactivestreams.Publisher<Object>) r;
       } catch (Throwable t) {
         inFlight.end(call);
         return reactor.core.publisher.Mono.error(t);
       }
-    }, failure -> {
+      return many ? reactor.core.publisher.Flux.from(result).doFinally(signal -> inFlight.end(call))
+          : reactor.core.publisher.Mono.from(result).doFinally(signal -> inFlight.end(call));
+    };
+    java.util.function.Function<Throwable, org.reactivestreams.Publisher<Object>> failed = failure -> {
       try {
         Object r = notAcquired(invocation, s, lockName, failure == null
             ? "lock '" + lockName + "' not acquired within " + s.wait
             : "lock '" + lockName + "' could not be acquired: " + Redaction.redact(failure.getMessage()), failure);
-        return r == null ? reactor.core.publisher.Mono.empty() : (reactor.core.publisher.Mono<Object>) r;
+        return r == null ? reactor.core.publisher.Mono.empty() : (org.reactivestreams.Publisher<Object>) r;
       } catch (Throwable t) {
         return reactor.core.publisher.Mono.error(t);
       }
-    });
+    };
+    // Flux.from / Mono.from hand a Flux / Mono back as it is, so the method's own publisher is not wrapped
+    return many
+        ? ReactiveLocking.lockAroundMany(() -> lock.tryAcquireAsync(s.wait),
+            lease -> reactor.core.publisher.Flux.from(body.apply(lease)),
+            failure -> reactor.core.publisher.Flux.from(failed.apply(failure)))
+        : ReactiveLocking.lockAround(() -> lock.tryAcquireAsync(s.wait),
+            lease -> reactor.core.publisher.Mono.from(body.apply(lease)),
+            failure -> reactor.core.publisher.Mono.from(failed.apply(failure)));
   }
 
   private static void bindLease(MethodInvocation invocation, Settings s, Lease lease) {
