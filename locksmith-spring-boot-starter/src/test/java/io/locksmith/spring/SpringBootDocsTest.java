@@ -13,8 +13,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.springframework.mock.env.MockEnvironment;
 
-/** The properties table of docs/spring-boot.md against the generated configuration metadata. */
+/**
+ * The properties table of docs/spring-boot.md against the generated configuration metadata, and the metadata
+ * against the unknown-property check: on each Boot line, every property the metadata lists is one the check
+ * accepts, for the primary client and for a named one.
+ */
 @Tag("unit")
 class SpringBootDocsTest {
 
@@ -46,5 +51,51 @@ class SpringBootDocsTest {
       assertThat(documented.get(name)[0]).as("default of %s", name).isEqualTo(md[0]);
       assertThat(documented.get(name)[1]).as("description of %s", name).isEqualTo(md[1].replace('\n', ' '));
     });
+  }
+
+  @Test
+  void everyPropertyOfTheMetadataPassesTheUnknownPropertyCheck() throws Exception {
+    MockEnvironment env = new MockEnvironment();
+    int set = 0;
+    try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+      for (JsonNode p : new ObjectMapper().readTree(in).get("properties")) {
+        String name = p.get("name").asText();
+        if (!name.startsWith("locksmith.") || name.equals("locksmith.clients")) {
+          continue;
+        }
+        String value = sampleValue(p);
+        env.setProperty(name, value);
+        set++;
+        String rest = name.substring("locksmith.".length());
+        if (!rest.matches("(annotation|health|metrics|web)\\..*")) { // application-wide groups, not per client
+          env.setProperty("locksmith.clients.orders." + rest, value);
+        }
+      }
+    }
+    assertThat(set).as("locksmith.* properties in the metadata").isGreaterThan(25);
+    assertThat(LocksmithPropertiesCheck.check(env)).isNotNull();
+    // and the check does see a property that is not in the metadata
+    env.setProperty("locksmith.clients.orders.redis.url", "redis://localhost");
+    org.assertj.core.api.Assertions.assertThatIllegalStateException().isThrownBy(() -> LocksmithPropertiesCheck.check(env))
+        .withMessageContaining("locksmith.clients.orders.redis.url (did you mean locksmith.clients.orders.redis.uri?)");
+  }
+
+  /** A value of the property's type that binds: its default, or one made up for its type. */
+  private static String sampleValue(JsonNode p) {
+    JsonNode d = p.get("defaultValue");
+    if (d != null && !d.isNull()) {
+      return d.asText();
+    }
+    String type = p.get("type").asText();
+    if (type.equals("java.time.Duration")) {
+      return "1s";
+    }
+    if (type.startsWith("java.util.List")) {
+      return "redis://localhost:1,redis://localhost:2";
+    }
+    if (type.endsWith("Backend")) {
+      return "in-jvm";
+    }
+    return "x";
   }
 }
