@@ -97,15 +97,11 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     boolean acquired;
     try {
       acquired = lock.tryLock(s.wait.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return notAcquired(invocation, s, lockName, "interrupted while waiting for lock '" + lockName + "'",
-          new AcquireInterruptedException(lockName, e));
-    } catch (BackendUnavailableException e) {
-      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' could not be acquired: " + Redaction.redact(e.getMessage()), e);
+    } catch (InterruptedException | BackendUnavailableException e) {
+      return notObtained(invocation, s, lockName, e);
     }
     if (!acquired) {
-      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' not acquired within " + s.wait, null);
+      return notObtained(invocation, s, lockName, null);
     }
     Lease lease = lock.currentThreadLease().orElseThrow(() -> new IllegalStateException("lock held without a lease"));
     bindLease(invocation, s, lease);
@@ -144,15 +140,11 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     Optional<Lease> got;
     try {
       got = lock.tryAcquire(s.wait);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return notAcquired(invocation, s, lockName, "interrupted while waiting for lock '" + lockName + "'",
-          new AcquireInterruptedException(lockName, e));
-    } catch (BackendUnavailableException e) {
-      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' could not be acquired: " + Redaction.redact(e.getMessage()), e);
+    } catch (InterruptedException | BackendUnavailableException e) {
+      return notObtained(invocation, s, lockName, e);
     }
     if (got.isEmpty()) {
-      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' not acquired within " + s.wait, null);
+      return notObtained(invocation, s, lockName, null);
     }
     Lease lease = got.get();
     bindLease(invocation, s, lease);
@@ -229,9 +221,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     };
     java.util.function.Function<Throwable, org.reactivestreams.Publisher<Object>> failed = failure -> {
       try {
-        Object r = notAcquired(invocation, s, lockName, failure == null
-            ? "lock '" + lockName + "' not acquired within " + s.wait
-            : "lock '" + lockName + "' could not be acquired: " + Redaction.redact(failure.getMessage()), failure);
+        Object r = notObtained(invocation, s, lockName, failure);
         return r == null ? reactor.core.publisher.Mono.empty() : (org.reactivestreams.Publisher<Object>) r;
       } catch (Throwable t) {
         return reactor.core.publisher.Mono.error(t);
@@ -251,6 +241,24 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     if (s.leaseParameter >= 0 && invocation.getArguments()[s.leaseParameter] == null) {
       invocation.getArguments()[s.leaseParameter] = lease;
     }
+  }
+
+  /**
+   * The {@code onFailure} outcome of an acquisition that did not grant: {@code failure} null when the wait
+   * ran out, an {@link InterruptedException} (the thread's flag is set again), or why the backend failed
+   * (its message redacted).
+   */
+  private Object notObtained(MethodInvocation invocation, Settings s, String lockName, Throwable failure) throws Throwable {
+    if (failure == null) {
+      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' not acquired within " + s.wait, null);
+    }
+    if (failure instanceof InterruptedException) {
+      Thread.currentThread().interrupt();
+      return notAcquired(invocation, s, lockName, "interrupted while waiting for lock '" + lockName + "'",
+          new AcquireInterruptedException(lockName, (InterruptedException) failure));
+    }
+    return notAcquired(invocation, s, lockName,
+        "lock '" + lockName + "' could not be acquired: " + Redaction.redact(failure.getMessage()), failure);
   }
 
   private Object notAcquired(MethodInvocation invocation, Settings s, String lockName, String message, Throwable cause) throws Throwable {
