@@ -19,4 +19,17 @@ class ShedLockVersionTest {
     String jar = LockConfiguration.class.getProtectionDomain().getCodeSource().getLocation().getPath();
     assertThat(jar).as("shedlock-core jar").endsWith("/shedlock-core-" + expected + ".jar");
   }
+
+  @Test
+  void theSpringFrameworkOfTheSpring7RunIsSpring7() {
+    // set only by the run that puts shedlock-spring 7.x on Spring Framework 7 (the Boot 4 line)
+    String expected = System.getProperty("locksmith.expected.spring.version");
+    if (expected == null || expected.isBlank()) {
+      return;
+    }
+    assertThat(org.springframework.core.SpringVersion.getVersion()).isEqualTo(expected);
+    String jar = net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock.class.getProtectionDomain().getCodeSource()
+        .getLocation().getPath();
+    assertThat(jar).as("shedlock-spring jar").endsWith("/shedlock-spring-" + System.getProperty("locksmith.expected.shedlock.version") + ".jar");
+  }
 }

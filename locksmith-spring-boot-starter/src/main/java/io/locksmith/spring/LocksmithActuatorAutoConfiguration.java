@@ -1,15 +1,6 @@
 package io.locksmith.spring;
 
-import io.locksmith.Lease;
-import io.locksmith.LockClient;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.stream.Collectors;
-import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
-import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.health.CompositeHealthContributor;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthContributor;
@@ -20,11 +11,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Actuator support: a health contributor {@code locksmith} with one indicator per client, and the
- * {@code locksmith} endpoint listing the leases this instance holds.
+ * Boot 3.5's Actuator health contributor {@code locksmith}, with one indicator per client (Boot 4 has its
+ * own, in {@code locksmith-spring-boot4-starter}; the {@code locksmith} endpoint is shared, see {@link
+ * LocksmithEndpointAutoConfiguration}).
  */
 @AutoConfiguration(after = LocksmithAutoConfiguration.class)
-@ConditionalOnClass({HealthIndicator.class, Endpoint.class})
+@ConditionalOnClass(HealthIndicator.class)
 @ConditionalOnBean(LockClients.class)
 public class LocksmithActuatorAutoConfiguration {
 
@@ -32,84 +24,27 @@ public class LocksmithActuatorAutoConfiguration {
   public LocksmithActuatorAutoConfiguration() {}
 
   /**
-   * One health indicator per client: DOWN when the backend cannot be reached (an inspect call, bounded by
-   * the client's command timeout), OUT_OF_SERVICE while some of its leases are UNCERTAIN, else UP; the
-   * details give the held and uncertain counts.
+   * One health indicator per client, as {@link LockClientHealth#check} works it out: DOWN when the backend
+   * cannot be reached, {@code locksmith.health.uncertain-status} (UP by default) while some of its leases are
+   * UNCERTAIN, else UP; the details give the held and uncertain counts and the client (redacted).
    *
    * @param clients the clients
    * @param trackers their held leases
+   * @param properties for the uncertain status
    * @return the contributor
+   * @throws IllegalArgumentException if {@code locksmith.health.uncertain-status} is blank
    */
   @Bean
   @ConditionalOnEnabledHealthIndicator("locksmith")
-  HealthContributor locksmithHealthContributor(LockClients clients, LeaseTrackers trackers) {
-    Map<String, HealthIndicator> indicators = new LinkedHashMap<>();
-    clients.all().forEach((name, client) -> indicators.put(name, () -> health(client, trackers.byClient.get(name))));
-    return CompositeHealthContributor.fromMap(indicators);
+  HealthContributor locksmithHealthContributor(LockClients clients, LeaseTrackers trackers,
+      LocksmithProperties properties) {
+    return CompositeHealthContributor.fromMap(LockClientHealth.perClient(clients, trackers, properties),
+        check -> (HealthIndicator) () -> health(check.get()));
   }
 
-  static Health health(LockClient client, LeaseTracker tracker) {
-    Health.Builder b;
-    try {
-      client.inspect("locksmith-health-probe");
-      long uncertain = tracker == null ? 0 : tracker.uncertain();
-      b = uncertain > 0 ? Health.outOfService() : Health.up();
-      if (tracker != null) {
-        b.withDetail("held", tracker.held().size()).withDetail("uncertain", uncertain);
-      }
-    } catch (RuntimeException e) {
-      b = Health.down(e);
-    }
-    return b.withDetail("client", client.toString()).build();
-  }
-
-  /**
-   * The endpoint.
-   *
-   * @param clients the clients
-   * @param trackers their held leases
-   * @return the endpoint
-   */
-  @Bean
-  @ConditionalOnAvailableEndpoint
-  LocksmithEndpoint locksmithEndpoint(LockClients clients, LeaseTrackers trackers) {
-    return new LocksmithEndpoint(clients, trackers);
-  }
-
-  /** {@code /actuator/locksmith}: this instance's held leases by client. Thread-safe. */
-  @Endpoint(id = "locksmith")
-  public static class LocksmithEndpoint {
-    private final LockClients clients;
-    private final LeaseTrackers trackers;
-
-    LocksmithEndpoint(LockClients clients, LeaseTrackers trackers) {
-      this.clients = clients;
-      this.trackers = trackers;
-    }
-
-    /**
-     * The held leases.
-     *
-     * @return per client: each held lease's name, fencing token, state, remaining validity and hold count
-     */
-    @ReadOperation
-    public Map<String, List<Map<String, Object>>> leases() {
-      Map<String, List<Map<String, Object>>> out = new LinkedHashMap<>();
-      for (String name : clients.all().keySet()) {
-        LeaseTracker t = trackers.byClient.get(name);
-        out.put(name, t == null ? List.of() : t.held().stream().map(LocksmithEndpoint::describe).collect(Collectors.toList()));
-      }
-      return out;
-    }
-
-    private static Map<String, Object> describe(Lease lease) {
-      Map<String, Object> m = new LinkedHashMap<>();
-      m.put("name", lease.lockName());
-      m.put("fencingToken", lease.fencingToken());
-      m.put("state", lease.state().name());
-      m.put("remainingValidity", lease.remainingValidity().toString());
-      m.put("holdCount", lease.holdCount());
-      return m;
-    }
+  /** This line's {@code Health} of a check worked out by the shared code. */
+  static Health health(LockClientHealth h) {
+    Health.Builder b = Health.status(h.status()).withDetails(h.details());
+    return h.error() == null ? b.build() : b.withException(h.error()).build();
   }
 }

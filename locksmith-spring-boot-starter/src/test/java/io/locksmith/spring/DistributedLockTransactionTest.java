@@ -9,10 +9,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.JdbcTemplateAutoConfiguration;
-import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -31,9 +27,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 class DistributedLockTransactionTest {
 
   private final ApplicationContextRunner runner = new ApplicationContextRunner()
-      .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataSourceAutoConfiguration.class,
-          DataSourceTransactionManagerAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
-          TransactionAutoConfiguration.class, LocksmithAutoConfiguration.class))
+      .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, LocksmithAutoConfiguration.class))
+      .withConfiguration(AutoConfigurations.of(BootLine.jdbcWithTransactions()))
       .withPropertyValues("locksmith.backend=in-jvm", "spring.datasource.url=jdbc:h2:mem:tx;DB_CLOSE_DELAY=-1",
           "spring.datasource.generate-unique-name=false")
       .withUserConfiguration(Beans.class);
@@ -75,7 +70,28 @@ class DistributedLockTransactionTest {
     }
   }
 
-  /** Transaction advisor made outermost: what the default order must prevent. */
+  /** A caller whose transaction the locked method joins. */
+  public static class Caller {
+    Stock stock;
+
+    @Transactional
+    public void sellTwice(String sku) {
+      stock.sell(sku);
+      stock.sell(sku);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class CallerBeans {
+    @Bean
+    Caller caller(Stock stock) {
+      Caller c = new Caller();
+      c.stock = stock;
+      return c;
+    }
+  }
+
+  /** Transaction advisor made outermost. */
   @Configuration(proxyBeanMethods = false)
   @EnableTransactionManagement(order = 0)
   static class TransactionOutside {}
@@ -92,12 +108,25 @@ class DistributedLockTransactionTest {
   }
 
   @Test
-  void withTheTransactionOutsideTheLockTheCommitWouldComeAfterTheRelease() {
-    // shows that the check above can fail: ordered the other way round, the lock is gone at commit
+  void withTheTransactionAdvisorOutsideTheLockTheLockIsStillHeldUntilTheCommit() {
+    // ordered the other way round, the transaction is still open when the locked call returns: the
+    // release waits for its end (before issue 26 the lock was gone at commit: heldAtCommit was [false])
     runner.withUserConfiguration(TransactionOutside.class).run(ctx -> {
       Stock stock = ctx.getBean(Stock.class);
       stock.sell("A");
-      assertThat(stock.heldAtCommit()).containsExactly(false);
+      assertThat(stock.heldAtCommit()).containsExactly(true);
+      assertThat(ctx.getBean(LockClient.class).inspect("stock:A")).as("released after the commit").isEmpty();
+    });
+  }
+
+  @Test
+  void aJoinedTransactionKeepsTheLockUntilTheCallersCommit() {
+    runner.withUserConfiguration(CallerBeans.class).run(ctx -> {
+      Stock stock = ctx.getBean(Stock.class);
+      ctx.getBean(Caller.class).sellTwice("A");
+      assertThat(stock.heldAtCommit()).as("held at the caller's commit, once per joined call").containsExactly(true, true);
+      assertThat(ctx.getBean(LockClient.class).inspect("stock:A")).as("released after the commit").isEmpty();
+      assertThat(ctx.getBean(JdbcTemplate.class).queryForObject("select qty from stock where sku = 'A'", Integer.class)).isEqualTo(8);
     });
   }
 }

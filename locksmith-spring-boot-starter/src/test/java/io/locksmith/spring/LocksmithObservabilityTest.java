@@ -14,9 +14,6 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.actuate.health.CompositeHealthContributor;
-import org.springframework.boot.actuate.health.HealthIndicator;
-import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -25,8 +22,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 class LocksmithObservabilityTest {
 
   private final ApplicationContextRunner runner = new ApplicationContextRunner()
-      .withConfiguration(AutoConfigurations.of(LocksmithMetricsAutoConfiguration.class, LocksmithAutoConfiguration.class,
-          LocksmithActuatorAutoConfiguration.class))
+      .withConfiguration(AutoConfigurations.of(LocksmithMetricsAutoConfiguration.class, LocksmithAutoConfiguration.class))
+      .withConfiguration(AutoConfigurations.of(BootLine.locksmithActuator()))
       .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
       .withPropertyValues("locksmith.backend=in-jvm", "locksmith.clients.audit.backend=in-jvm",
           "management.endpoints.web.exposure.include=locksmith");
@@ -61,15 +58,13 @@ class LocksmithObservabilityTest {
   @Test
   void healthIsPerClientAndTheEndpointListsHeldLeases() throws Exception {
     runner.run(ctx -> {
-      CompositeHealthContributor health = ctx.getBean(CompositeHealthContributor.class);
       LockClient client = ctx.getBean(LockClient.class);
-      LocksmithActuatorAutoConfiguration.LocksmithEndpoint endpoint =
-          ctx.getBean(LocksmithActuatorAutoConfiguration.LocksmithEndpoint.class);
+      LocksmithEndpoint endpoint = ctx.getBean(LocksmithEndpoint.class);
       try (Lease lease = client.lock("held-one").acquire(Duration.ZERO)) {
-        var up = ((HealthIndicator) health.getContributor("default")).health();
-        assertThat(up.getStatus()).isEqualTo(Status.UP);
-        assertThat(up.getDetails()).containsEntry("held", 1).containsEntry("uncertain", 0L);
-        assertThat(((HealthIndicator) health.getContributor("audit")).health().getStatus()).isEqualTo(Status.UP);
+        BootLine.HealthView up = BootLine.health(ctx, "default");
+        assertThat(up.status()).isEqualTo("UP");
+        assertThat(up.details()).containsEntry("held", 1).containsEntry("uncertain", 0L);
+        assertThat(BootLine.health(ctx, "audit").status()).isEqualTo("UP");
         Map<String, List<Map<String, Object>>> leases = endpoint.leases();
         assertThat(leases.get("default")).singleElement().satisfies(m -> {
           assertThat(m).containsEntry("name", "held-one").containsEntry("state", "HELD")
@@ -85,12 +80,11 @@ class LocksmithObservabilityTest {
   void anUnreachableBackendIsDown() {
     InJvmLockServer server = new InJvmLockServer();
     runner.withBean("lockClient", LockClient.class, server::newClient).run(ctx -> {
-      HealthIndicator indicator = (HealthIndicator) ctx.getBean(CompositeHealthContributor.class).getContributor("default");
-      assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
+      assertThat(BootLine.health(ctx, "default").status()).isEqualTo("UP");
       server.setReachable(false);
-      assertThat(indicator.health().getStatus()).isEqualTo(Status.DOWN);
+      assertThat(BootLine.health(ctx, "default").status()).isEqualTo("DOWN");
       server.setReachable(true);
-      assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
+      assertThat(BootLine.health(ctx, "default").status()).isEqualTo("UP");
     });
   }
 }

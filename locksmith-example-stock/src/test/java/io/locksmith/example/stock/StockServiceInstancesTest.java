@@ -21,7 +21,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -126,7 +125,9 @@ class StockServiceInstancesTest {
   }
 
   static CompletableFuture<HttpResponse<String>> sell(ConfigurableApplicationContext instance, String sku) {
-    int port = ((WebServerApplicationContext) instance).getWebServer().getPort();
+    // the port Boot published for the started server: the same property on Boot 3.5 and 4, where the
+    // web-server context class moved (org.springframework.boot.web.server.context)
+    int port = instance.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
     HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/stock/" + sku + "/sell"))
         .timeout(Duration.ofSeconds(90)).POST(HttpRequest.BodyPublishers.noBody()).build();
     return http.sendAsync(request, HttpResponse.BodyHandlers.ofString());

@@ -38,7 +38,7 @@ final class ZooKeeperClients {
       String property = m.contains("session") ? "session-timeout" : m.contains("connection") ? "connection-timeout" : "connect-string";
       Object value = property.equals("session-timeout") ? z.getSessionTimeout()
           : property.equals("connection-timeout") ? z.getConnectionTimeout() : z.getConnectString();
-      throw new InvalidConfigurationPropertyValueException(prefix + ".zookeeper." + property, value, e.getMessage());
+      throw new InvalidConfigurationPropertyValueException(prefix + ".zookeeper." + property, value, Redaction.redact(e.getMessage()));
     }
   }
 }

@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
@@ -24,21 +25,18 @@ import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.expression.Expression;
-import org.springframework.expression.ParserContext;
-import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.StringValueResolver;
 
 /**
  * Takes the lock of a {@link DistributedLock} method around the call. Synchronous methods use the lock's
  * thread-owned view, so nested calls on the same name re-enter; methods returning a {@code CompletionStage}
- * hold a lease that is released when the result completes. Thread-safe: per-method settings are parsed
- * once and cached.
+ * hold a lease until the future the method returned completes (the caller gets a dependent copy, so it
+ * cannot end the lock early); a {@code Mono} or {@code Flux} takes the lock per subscription, each through
+ * its own pass of the advisors inside this one. Thread-safe: per-method settings are parsed once and cached.
  */
 final class DistributedLockInterceptor implements MethodInterceptor {
 
-  private static final SpelExpressionParser PARSER = new SpelExpressionParser();
   private static final boolean REACTOR = org.springframework.util.ClassUtils.isPresent("reactor.core.publisher.Mono",
       DistributedLockInterceptor.class.getClassLoader());
 
@@ -46,26 +44,29 @@ final class DistributedLockInterceptor implements MethodInterceptor {
   private final BeanFactory beanFactory;
   private final StringValueResolver placeholders;
   private final Duration defaultWait;
+  private final LockedCallsInFlight inFlight;
   private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
   private final Map<Method, Settings> settings = new ConcurrentHashMap<>();
 
-  DistributedLockInterceptor(LockClients clients, BeanFactory beanFactory, StringValueResolver placeholders, Duration defaultWait) {
+  DistributedLockInterceptor(LockClients clients, BeanFactory beanFactory, StringValueResolver placeholders, Duration defaultWait,
+      LockedCallsInFlight inFlight) {
     this.clients = clients;
     this.beanFactory = beanFactory;
     this.placeholders = placeholders;
     this.defaultWait = defaultWait;
+    this.inFlight = inFlight;
   }
 
   /** What one annotated method asks for, parsed once. */
   private static final class Settings {
     final DistributedLock annotation;
-    final Expression name;
+    final LockNameExpression name;
     final Duration wait;
     final LockOptions options; // null: the client's default
     final int leaseParameter; // index of a Lease parameter, or -1
     final Method fallback;
 
-    Settings(DistributedLock annotation, Expression name, Duration wait, LockOptions options, int leaseParameter, Method fallback) {
+    Settings(DistributedLock annotation, LockNameExpression name, Duration wait, LockOptions options, int leaseParameter, Method fallback) {
       this.annotation = annotation;
       this.name = name;
       this.wait = wait;
@@ -88,29 +89,36 @@ final class DistributedLockInterceptor implements MethodInterceptor {
       return invokeAsync(invocation, s, lock, lockName);
     }
     if (REACTOR && ReactiveLocking.isMono(method.getReturnType())) {
-      return invokeMono(invocation, s, lock, lockName);
+      return invokeReactive(invocation, s, lock, lockName, false);
+    }
+    if (REACTOR && ReactiveLocking.isFlux(method.getReturnType())) {
+      return invokeReactive(invocation, s, lock, lockName, true);
     }
     boolean acquired;
     try {
       acquired = lock.tryLock(s.wait.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return notAcquired(invocation, s, lockName, "interrupted while waiting for lock '" + lockName + "'",
-          new AcquireInterruptedException(lockName, e));
-    } catch (BackendUnavailableException e) {
-      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' could not be acquired: " + e.getMessage(), e);
+    } catch (InterruptedException | BackendUnavailableException e) {
+      return notObtained(invocation, s, lockName, e);
     }
     if (!acquired) {
-      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' not acquired within " + s.wait, null);
+      return notObtained(invocation, s, lockName, null);
     }
     Lease lease = lock.currentThreadLease().orElseThrow(() -> new IllegalStateException("lock held without a lease"));
     bindLease(invocation, s, lease);
     LockedCall.push(lease);
+    Object call = inFlight.begin(lease, lockName);
     try {
       return invocation.proceed();
     } finally {
       LockedCall.pop();
-      unlock(lock, lockName);
+      // inside a transaction that outlives the call (the caller's, joined), hold the lock until it ends
+      Runnable release = () -> {
+        unlock(lock, lockName);
+        inFlight.end(call);
+      };
+      if (!TransactionBoundRelease.deferred(release)) {
+        release.run();
+      }
     }
   }
 
@@ -132,63 +140,125 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     Optional<Lease> got;
     try {
       got = lock.tryAcquire(s.wait);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return notAcquired(invocation, s, lockName, "interrupted while waiting for lock '" + lockName + "'",
-          new AcquireInterruptedException(lockName, e));
-    } catch (BackendUnavailableException e) {
-      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' could not be acquired: " + e.getMessage(), e);
+    } catch (InterruptedException | BackendUnavailableException e) {
+      return notObtained(invocation, s, lockName, e);
     }
     if (got.isEmpty()) {
-      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' not acquired within " + s.wait, null);
+      return notObtained(invocation, s, lockName, null);
     }
     Lease lease = got.get();
     bindLease(invocation, s, lease);
     LockedCall.push(lease);
+    Object call = inFlight.begin(lease, lockName);
     Object result;
     try {
       result = invocation.proceed();
     } catch (Throwable t) {
       lease.close();
+      inFlight.end(call);
       throw t;
     } finally {
       LockedCall.pop();
     }
     if (result == null) {
       lease.close();
+      inFlight.end(call);
       return null;
     }
-    // released when the work completes, not when the method returns
-    ((CompletionStage<?>) result).whenComplete((v, e) -> lease.close());
-    return result;
-  }
-
-  @SuppressWarnings("unchecked")
-  private Object invokeMono(MethodInvocation invocation, Settings s, io.locksmith.DistributedLock lock, String lockName) {
-    return ReactiveLocking.lockAround(() -> lock.tryAcquireAsync(s.wait), lease -> {
-      bindLease(invocation, s, lease);
-      try {
-        Object result = invocation.proceed();
-        return result == null ? reactor.core.publisher.Mono.empty() : (reactor.core.publisher.Mono<Object>) result;
-      } catch (Throwable t) {
-        return reactor.core.publisher.Mono.error(t);
-      }
-    }, failure -> {
-      try {
-        Object r = notAcquired(invocation, s, lockName, failure == null
-            ? "lock '" + lockName + "' not acquired within " + s.wait
-            : "lock '" + lockName + "' could not be acquired: " + failure.getMessage(), failure);
-        return r == null ? reactor.core.publisher.Mono.empty() : (reactor.core.publisher.Mono<Object>) r;
-      } catch (Throwable t) {
-        return reactor.core.publisher.Mono.error(t);
+    // Released when the method's own future completes, not when it returns. The caller gets a copy: its
+    // complete, cancel or orTimeout ends only its wait, never the lock of work that is still running.
+    CompletableFuture<Object> callers = new CompletableFuture<>();
+    ((CompletionStage<?>) result).whenComplete((v, e) -> {
+      lease.close(); // logs, never throws
+      inFlight.end(call);
+      if (e != null) {
+        callers.completeExceptionally(e);
+      } else {
+        callers.complete(v);
       }
     });
+    return callers;
+  }
+
+  /**
+   * The invocation one subscription proceeds: a fresh clone each time, so a second subscription (retry,
+   * repeat, another subscriber) passes through the inner advisors again ({@code @Transactional}) and sees
+   * its own lease, instead of re-entering a spent chain with the first subscription's released lease.
+   */
+  private static MethodInvocation forSubscription(MethodInvocation invocation, Object[] arguments, Settings s, Lease lease) {
+    Object[] args = arguments.clone();
+    if (s.leaseParameter >= 0 && args[s.leaseParameter] == null) {
+      args[s.leaseParameter] = lease;
+    }
+    if (!(invocation instanceof ProxyMethodInvocation)) {
+      throw new IllegalStateException("@DistributedLock on a reactive method needs Spring AOP's ProxyMethodInvocation, got "
+          + invocation.getClass().getName());
+    }
+    return ((ProxyMethodInvocation) invocation).invocableClone(args);
+  }
+
+  /**
+   * A {@code Mono} or {@code Flux} method: each subscription acquires, proceeds a fresh clone of the
+   * invocation under its own lease, and is tracked in flight until its publisher terminates or is cancelled.
+   * One body serves both types; only the adaptation to the method's return type differs.
+   */
+  @SuppressWarnings("unchecked")
+  private Object invokeReactive(MethodInvocation invocation, Settings s, io.locksmith.DistributedLock lock,
+      String lockName, boolean many) {
+    Object[] arguments = invocation.getArguments().clone();
+    java.util.function.Function<Lease, org.reactivestreams.Publisher<Object>> body = lease -> {
+      Object call = inFlight.begin(lease, lockName);
+      org.reactivestreams.Publisher<Object> result;
+      try {
+        Object r = forSubscription(invocation, arguments, s, lease).proceed();
+        result = r == null ? reactor.core.publisher.Mono.empty() : (org.reactivestreams.Publisher<Object>) r;
+      } catch (Throwable t) {
+        inFlight.end(call);
+        return reactor.core.publisher.Mono.error(t);
+      }
+      return many ? reactor.core.publisher.Flux.from(result).doFinally(signal -> inFlight.end(call))
+          : reactor.core.publisher.Mono.from(result).doFinally(signal -> inFlight.end(call));
+    };
+    java.util.function.Function<Throwable, org.reactivestreams.Publisher<Object>> failed = failure -> {
+      try {
+        Object r = notObtained(invocation, s, lockName, failure);
+        return r == null ? reactor.core.publisher.Mono.empty() : (org.reactivestreams.Publisher<Object>) r;
+      } catch (Throwable t) {
+        return reactor.core.publisher.Mono.error(t);
+      }
+    };
+    // Flux.from / Mono.from hand a Flux / Mono back as it is, so the method's own publisher is not wrapped
+    return many
+        ? ReactiveLocking.lockAroundMany(() -> lock.tryAcquireAsync(s.wait),
+            lease -> reactor.core.publisher.Flux.from(body.apply(lease)),
+            failure -> reactor.core.publisher.Flux.from(failed.apply(failure)))
+        : ReactiveLocking.lockAround(() -> lock.tryAcquireAsync(s.wait),
+            lease -> reactor.core.publisher.Mono.from(body.apply(lease)),
+            failure -> reactor.core.publisher.Mono.from(failed.apply(failure)));
   }
 
   private static void bindLease(MethodInvocation invocation, Settings s, Lease lease) {
     if (s.leaseParameter >= 0 && invocation.getArguments()[s.leaseParameter] == null) {
       invocation.getArguments()[s.leaseParameter] = lease;
     }
+  }
+
+  /**
+   * The {@code onFailure} outcome of an acquisition that did not grant: {@code failure} null when the wait
+   * ran out, an {@link InterruptedException} (the thread's flag is set again), or why the backend failed
+   * (its message redacted).
+   */
+  private Object notObtained(MethodInvocation invocation, Settings s, String lockName, Throwable failure) throws Throwable {
+    if (failure == null) {
+      return notAcquired(invocation, s, lockName, "lock '" + lockName + "' not acquired within " + s.wait, null);
+    }
+    if (failure instanceof InterruptedException) {
+      Thread.currentThread().interrupt();
+      return notAcquired(invocation, s, lockName, "interrupted while waiting for lock '" + lockName + "'",
+          new AcquireInterruptedException(lockName, (InterruptedException) failure));
+    }
+    return notAcquired(invocation, s, lockName,
+        "lock '" + lockName + "' could not be acquired: " + Redaction.redact(failure.getMessage()), failure);
   }
 
   private Object notAcquired(MethodInvocation invocation, Settings s, String lockName, String message, Throwable cause) throws Throwable {
@@ -246,12 +316,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(invocation.getThis(), method,
         invocation.getArguments(), names);
     context.setBeanResolver(new BeanFactoryResolver(beanFactory));
-    Object value = s.name.getValue(context);
-    if (value == null || value.toString().isBlank()) {
-      throw new IllegalArgumentException("@DistributedLock(name = \"" + s.annotation.name() + "\") on " + method
-          + " evaluated to an empty name");
-    }
-    return value.toString();
+    return s.name.evaluate(context);
   }
 
   private Settings parse(Method method, Class<?> targetClass) {
@@ -260,13 +325,10 @@ final class DistributedLockInterceptor implements MethodInterceptor {
       throw new IllegalStateException("no @DistributedLock on " + method);
     }
     String where = "@DistributedLock on " + method;
-    String raw = a.name().trim();
-    if (raw.isEmpty()) {
-      throw new IllegalArgumentException(where + ": name is empty");
-    }
-    Expression name = raw.startsWith("#{") || !(raw.startsWith("#") || raw.startsWith("@"))
-        ? PARSER.parseExpression(raw, ParserContext.TEMPLATE_EXPRESSION)
-        : PARSER.parseExpression(raw);
+    // also checked when the bean is created (DistributedLockMethods); again here for beans it did not see
+    LockNameExpression name = LockNameExpression.parse(a.name(), method);
+    name.validate(names);
+    DistributedLockMethods.checkResultType(method);
     Duration wait = a.waitTime().isEmpty() ? defaultWait : duration(where, "waitTime", a.waitTime());
     if (wait.isNegative()) {
       throw new IllegalArgumentException(where + ": waitTime must not be negative, was " + a.waitTime());

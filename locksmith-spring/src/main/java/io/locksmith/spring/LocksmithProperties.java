@@ -27,6 +27,125 @@ public class LocksmithProperties extends LockClientProperties {
 
   private final Metrics metrics = new Metrics();
 
+  private final HealthSettings health = new HealthSettings();
+
+  private final Web web = new Web();
+
+  /**
+   * The web settings.
+   *
+   * @return the web settings
+   */
+  public Web getWeb() {
+    return web;
+  }
+
+  /**
+   * {@code locksmith.web.*}: how a LockNotAcquiredException reaching Spring MVC or WebFlux is answered. Not
+   * thread-safe for writing.
+   */
+  public static class Web {
+    /** Whether a LockNotAcquiredException becomes a ProblemDetail response (in MVC and WebFlux applications). */
+    private boolean enabled = true;
+
+    /** HTTP status when the lock was busy: 409 (Conflict) or 423 (Locked). A backend that cannot be reached gives 503. */
+    private int status = 409;
+
+    /** Retry-After sent with the busy status (rounded up to whole seconds); unset means none. */
+    private Duration retryAfter;
+
+    /**
+     * Whether on.
+     *
+     * @return true when on
+     */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /**
+     * Sets whether on.
+     *
+     * @param enabled true for on
+     */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /**
+     * The busy status.
+     *
+     * @return the status code
+     */
+    public int getStatus() {
+      return status;
+    }
+
+    /**
+     * Sets the busy status.
+     *
+     * @param status the status code
+     */
+    public void setStatus(int status) {
+      this.status = status;
+    }
+
+    /**
+     * The Retry-After.
+     *
+     * @return the delay, or null for none
+     */
+    public Duration getRetryAfter() {
+      return retryAfter;
+    }
+
+    /**
+     * Sets the Retry-After.
+     *
+     * @param retryAfter the delay, or null for none
+     */
+    public void setRetryAfter(Duration retryAfter) {
+      this.retryAfter = retryAfter;
+    }
+  }
+
+  /**
+   * The health indicator settings.
+   *
+   * @return the health settings
+   */
+  public HealthSettings getHealth() {
+    return health;
+  }
+
+  /** {@code locksmith.health.*}: the Actuator health indicators. Not thread-safe for writing. */
+  public static class HealthSettings {
+    /**
+     * Health status of a client while some of its leases are UNCERTAIN (the backend did not confirm a
+     * renewal). UP (the default) keeps a backend blip from taking every instance out of service at once;
+     * OUT_OF_SERVICE (or any status) opts in. An unreachable backend is DOWN either way.
+     */
+    private String uncertainStatus = "UP";
+
+    /**
+     * The status while leases are uncertain.
+     *
+     * @return the status code
+     */
+    public String getUncertainStatus() {
+      return uncertainStatus;
+    }
+
+    /**
+     * Sets the status while leases are uncertain.
+     *
+     * @param uncertainStatus a status code such as UP or OUT_OF_SERVICE
+     */
+    public void setUncertainStatus(String uncertainStatus) {
+      this.uncertainStatus = uncertainStatus;
+    }
+  }
+
   /**
    * The metrics settings.
    *
@@ -126,6 +245,30 @@ public class LocksmithProperties extends LockClientProperties {
      * precedence, Integer.MAX_VALUE), so the lock is released only after the transaction has committed.
      */
     private int order = 2147482647;
+
+    /**
+     * How long the shutdown waits for @DistributedLock calls in flight; after it, their leases are released
+     * (logged at WARN) and their work goes on without the lock. 0 releases them at once.
+     */
+    private Duration shutdownWait = Duration.ofSeconds(30);
+
+    /**
+     * The shutdown wait.
+     *
+     * @return the shutdown wait
+     */
+    public Duration getShutdownWait() {
+      return shutdownWait;
+    }
+
+    /**
+     * Sets the shutdown wait.
+     *
+     * @param shutdownWait the shutdown wait
+     */
+    public void setShutdownWait(Duration shutdownWait) {
+      this.shutdownWait = shutdownWait;
+    }
 
     /**
      * Whether the annotation is enabled.

@@ -9,11 +9,19 @@ import java.lang.annotation.Target;
 /**
  * Runs the annotated method while holding a distributed lock. The lock is taken before the method runs
  * and released when it returns or throws; for a {@code CompletionStage}/{@code CompletableFuture} result,
- * when that completes; for a Reactor {@code Mono}, from subscription until it terminates or is cancelled. Nested and recursive calls on the same lock name on the same thread re-enter.
+ * when the future the method returned completes (the caller gets a copy it cannot end the lock with); for
+ * a Reactor {@code Mono} or {@code Flux}, per subscription, from subscription until it terminates or is
+ * cancelled. Nested and recursive calls on the same lock name on the same thread re-enter.
  *
  * <p>The advisor runs outside {@code @Transactional} (see {@code locksmith.annotation.order}), so the lock
- * is released only after the method's transaction has committed or rolled back: another instance can
- * never read the old data under the lock.
+ * is released only after the method's transaction has committed or rolled back; when the method joined a
+ * transaction that is still open as it returns, the release waits for that transaction's end. Another
+ * instance can never read the old data under the lock.
+ *
+ * <p>Mistakes fail the start-up rather than running unlocked or sharing one lock: a {@link #name()}
+ * variable the method does not provide (such as a parameter name in a class compiled without
+ * {@code -parameters}), an unsupported result type, or a {@link #client()} that is not configured.
+ * Methods Spring's proxy cannot intercept ({@code private}, {@code final}, ...) are logged at WARN.
  *
  * <p>The method sees its lease through {@link LockedCall#currentLease()} and
  * {@link LockedCall#fencingToken()}, or through a parameter of type {@code io.locksmith.Lease} that the
@@ -27,7 +35,10 @@ public @interface DistributedLock {
   /**
    * The lock name. Literal text, with SpEL templates in {@code #{...}} over the arguments
    * ({@code "order:#{#order.id}"}, {@code "#{#p0}"}) and beans ({@code "#{@shard.name()}"}); a name that
-   * starts with {@code #} or {@code @} is one whole SpEL expression ({@code "#order.id"}).
+   * starts with {@code #} or {@code @} is one whole SpEL expression ({@code "#order.id"}). Parameter names
+   * need classes compiled with {@code -parameters}; {@code #p0}/{@code #a0} always work. A computed part
+   * that is null or blank at a call throws {@code IllegalArgumentException} there, whatever
+   * {@link #onFailure()} says.
    *
    * @return the lock name
    */

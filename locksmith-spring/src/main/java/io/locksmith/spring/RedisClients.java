@@ -40,10 +40,11 @@ final class RedisClients {
       return b.build();
     } catch (IllegalArgumentException e) {
       throw new InvalidConfigurationPropertyValueException(prefix + ".redis." + propertyOf(e.getMessage()),
-          valueOf(r, propertyOf(e.getMessage())), e.getMessage());
+          valueOf(r, propertyOf(e.getMessage())), Redaction.redact(e.getMessage()));
     } catch (BackendConfigurationException e) {
       // the server refused this configuration (password, TLS, eviction policy): the URI carries all of it
-      throw new InvalidConfigurationPropertyValueException(prefix + ".redis.uri", redacted(r.getUri()), e.getMessage());
+      throw new InvalidConfigurationPropertyValueException(prefix + ".redis.uri", redacted(r.getUri()),
+          Redaction.redact(e.getMessage()));
     }
   }
 
@@ -55,8 +56,9 @@ final class RedisClients {
       return b.build();
     } catch (IllegalArgumentException e) {
       String property = e.getMessage() != null && e.getMessage().toLowerCase(Locale.ROOT).contains("timeout") ? "node-timeout" : "nodes";
+      // node URIs may carry passwords: neither the value nor the builder's message may show them
       throw new InvalidConfigurationPropertyValueException(prefix + ".redlock." + property,
-          property.equals("nodes") ? r.getNodes() : r.getNodeTimeout(), e.getMessage());
+          property.equals("nodes") ? Redaction.redact(r.getNodes()) : r.getNodeTimeout(), Redaction.redact(e.getMessage()));
     }
   }
 
@@ -95,6 +97,6 @@ final class RedisClients {
     }
     int scheme = uri.indexOf("://");
     int at = uri.lastIndexOf('@');
-    return scheme >= 0 && at > scheme ? uri.substring(0, scheme + 3) + "***@" + uri.substring(at + 1) : uri;
+    return scheme >= 0 && at > scheme ? uri.substring(0, scheme + 3) + "***@" + uri.substring(at + 1) : Redaction.redact(uri);
   }
 }

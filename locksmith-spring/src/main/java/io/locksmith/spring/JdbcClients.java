@@ -51,7 +51,7 @@ final class JdbcClients {
       String m = e.getMessage() == null ? "" : e.getMessage().toLowerCase(Locale.ROOT);
       String property = m.contains("timeout") ? "command-timeout" : m.contains("mode") ? "mode" : "table";
       Object value = property.equals("command-timeout") ? j.getCommandTimeout() : property.equals("mode") ? j.getMode() : j.getTable();
-      throw new InvalidConfigurationPropertyValueException(prefix + ".jdbc." + property, value, e.getMessage());
+      throw new InvalidConfigurationPropertyValueException(prefix + ".jdbc." + property, value, Redaction.redact(e.getMessage()));
     }
   }
 }

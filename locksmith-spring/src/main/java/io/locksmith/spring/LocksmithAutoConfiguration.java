@@ -11,22 +11,24 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.DependsOn;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.core.type.AnnotationMetadata;
 import org.aopalliance.aop.Advice;
@@ -38,8 +40,19 @@ import org.aopalliance.aop.Advice;
  * {@link DistributedLock} advisor. A client that cannot be built fails the start-up with an
  * {@code InvalidConfigurationPropertyValueException} naming the property.
  */
-@AutoConfiguration(after = DataSourceAutoConfiguration.class,
-    afterName = "org.springframework.boot.autoconfigure.aop.AopAutoConfiguration")
+// By name, never by class: this class serves Boot 3.5 and Boot 4, which keep these configurations in different
+// packages, and a class literal that does not resolve makes Spring drop the whole annotation (with only a warning).
+// Boot orders after the names that exist and ignores the others.
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.autoconfigure.aop.AopAutoConfiguration",
+    // the application's DataSource (jdbc backend): Boot 3.5, Boot 4
+    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    // Redis connection settings of the application: Boot 3.5, Boot 4
+    "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+    "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+    // a CuratorFramework bean (zookeeper backend without a connect string): Spring Cloud Zookeeper; Boot has none
+    "org.springframework.cloud.zookeeper.ZookeeperAutoConfiguration"})
 @EnableConfigurationProperties(LocksmithProperties.class)
 public class LocksmithAutoConfiguration {
 
@@ -49,6 +62,16 @@ public class LocksmithAutoConfiguration {
   static LockClientFactory factory(ObjectProvider<LockClientCustomizer<?>> customizers, BeanFactory beanFactory) {
     return new LockClientFactory(customizers.orderedStream().collect(Collectors.toList()), beanFactory,
         beanFactory.getBeanProvider(LockObserverFactory.class).getIfAvailable(), beanFactory.getBean(LeaseTrackers.class).byClient);
+  }
+
+  /**
+   * Fails the start-up on an unknown {@code locksmith.*} property (see {@link LocksmithPropertiesCheck});
+   * the clients depend on it, so that a misspelt property is reported before anything it would have
+   * configured fails.
+   */
+  @Bean
+  static LocksmithPropertiesCheck locksmithPropertiesCheck(Environment environment) {
+    return LocksmithPropertiesCheck.check(environment);
   }
 
   @Bean
@@ -67,6 +90,7 @@ public class LocksmithAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean(LockClient.class)
   @Conditional(PrimaryClientConfigured.class)
+  @DependsOn("locksmithPropertiesCheck")
   public LockClient lockClient(LocksmithProperties properties, ObjectProvider<LockClientCustomizer<?>> customizers,
       BeanFactory beanFactory) {
     return factory(customizers, beanFactory).create(LockClients.DEFAULT, "locksmith", properties);
@@ -83,6 +107,7 @@ public class LocksmithAutoConfiguration {
    */
   @Bean
   @ConditionalOnMissingBean
+  @DependsOn("locksmithPropertiesCheck")
   public LockClients lockClients(LocksmithProperties properties, ObjectProvider<LockClient> primary,
       ObjectProvider<LockClientCustomizer<?>> customizers, BeanFactory beanFactory) {
     LockClientFactory factory = factory(customizers, beanFactory);
@@ -121,9 +146,21 @@ public class LocksmithAutoConfiguration {
 
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static DistributedLockMethods distributedLockMethods(ConfigurableListableBeanFactory beanFactory) {
+      return new DistributedLockMethods(beanFactory);
+    }
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static DistributedLockAdvisor distributedLockAdvisor(ObjectProvider<LockClients> clients,
-        ObjectProvider<LocksmithProperties> properties, ConfigurableBeanFactory beanFactory) {
-      return new DistributedLockAdvisor(clients, properties, beanFactory);
+        ObjectProvider<LocksmithProperties> properties, ObjectProvider<LockedCallsInFlight> inFlight,
+        ConfigurableBeanFactory beanFactory) {
+      return new DistributedLockAdvisor(clients, properties, inFlight, beanFactory);
+    }
+
+    @Bean
+    LockedCallsInFlight locksmithLockedCallsInFlight(LocksmithProperties properties) {
+      return new LockedCallsInFlight(properties.getAnnotation().getShutdownWait());
     }
   }
 
@@ -149,13 +186,15 @@ public class LocksmithAutoConfiguration {
         new AnnotationMatchingPointcut(null, DistributedLock.class, true);
     private final transient ObjectProvider<LockClients> clients;
     private final transient ObjectProvider<LocksmithProperties> properties;
+    private final transient ObjectProvider<LockedCallsInFlight> inFlight;
     private final transient ConfigurableBeanFactory beanFactory;
     private transient volatile DistributedLockInterceptor interceptor;
 
     DistributedLockAdvisor(ObjectProvider<LockClients> clients, ObjectProvider<LocksmithProperties> properties,
-        ConfigurableBeanFactory beanFactory) {
+        ObjectProvider<LockedCallsInFlight> inFlight, ConfigurableBeanFactory beanFactory) {
       this.clients = clients;
       this.properties = properties;
+      this.inFlight = inFlight;
       this.beanFactory = beanFactory;
     }
 
@@ -183,7 +222,7 @@ public class LocksmithAutoConfiguration {
           if (i == null) {
             LocksmithProperties p = properties.getObject();
             i = new DistributedLockInterceptor(clients.getObject(), beanFactory, beanFactory::resolveEmbeddedValue,
-                p.getAnnotation().getWaitTime());
+                p.getAnnotation().getWaitTime(), inFlight.getObject());
             interceptor = i;
           }
         }

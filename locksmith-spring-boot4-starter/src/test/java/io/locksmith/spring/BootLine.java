@@ -1,0 +1,57 @@
+package io.locksmith.spring;
+
+import java.util.Map;
+import org.springframework.boot.health.contributor.CompositeHealthContributor;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.registry.HealthContributorRegistry;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.boot.http.converter.autoconfigure.HttpMessageConvertersAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration;
+import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
+import org.springframework.context.ApplicationContext;
+
+/**
+ * What the shared starter tests need that Boot 4 names differently from Boot 3.5 (locksmith-spring-boot-starter
+ * has its own BootLine with the same methods): the JDBC and transaction auto-configurations, Spring MVC's, which moved to
+ * per-technology modules, the Actuator auto-configurations and the health API, which moved to spring-boot-health.
+ */
+final class BootLine {
+  static final String NAME = "Boot 4";
+
+  private BootLine() {}
+
+  /** Health of one indicator, in terms both lines share. */
+  record HealthView(String status, Map<String, Object> details) {}
+
+  static Class<?>[] jdbcWithTransactions() {
+    return new Class<?>[] {DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
+        JdbcTemplateAutoConfiguration.class, TransactionAutoConfiguration.class};
+  }
+
+  /** Spring MVC with JSON message conversion (no server): what a servlet web application context needs. */
+  static Class<?>[] webMvc() {
+    return new Class<?>[] {JacksonAutoConfiguration.class, HttpMessageConvertersAutoConfiguration.class,
+        DispatcherServletAutoConfiguration.class, WebMvcAutoConfiguration.class};
+  }
+
+  /** Locksmith's Actuator auto-configurations on this line: the shared endpoint and this line's health. */
+  static Class<?>[] locksmithActuator() {
+    return new Class<?>[] {LocksmithEndpointAutoConfiguration.class, LocksmithHealthBoot4AutoConfiguration.class};
+  }
+
+  /** The indicator of one client, from Locksmith's composite contributor bean. */
+  static HealthView health(ApplicationContext ctx, String client) {
+    Health h = ((HealthIndicator) ctx.getBean(CompositeHealthContributor.class).getContributor(client)).health();
+    return new HealthView(h.getStatus().getCode(), h.getDetails());
+  }
+
+  /** Whether Actuator's registry (what /actuator/health reports) has a contributor of that name. */
+  static boolean healthRegistryHas(ApplicationContext ctx, String name) {
+    return ctx.getBean(HealthContributorRegistry.class).getContributor(name) != null;
+  }
+}
