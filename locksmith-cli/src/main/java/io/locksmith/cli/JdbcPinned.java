@@ -155,7 +155,7 @@ final class JdbcPinned {
     if (client.lock(name).inspect().isPresent()) {
       elsewhere.add("a lease lock (--mode lease)");
     }
-    if (client.semaphore(name, 1).describe().taken() > 0) {
+    if (client.inspectSemaphore(name).taken() > 0) { // declares no count: no count warning, nothing stored
       elsewhere.add("a semaphore (--kind semaphore)");
     }
     List<JdbcLockMode> others = new ArrayList<>(JdbcPinnedLocks.modes(client.dialect()));
@@ -293,12 +293,13 @@ final class JdbcPinned {
   private static int unlock(JdbcLockClient client, JdbcLockMode mode, String name, PrintStream out) {
     Optional<Hold> before = JdbcPinnedLocks.find(client, mode, name);
     if (before.isEmpty()) {
-      out.printf("%s '%s' was not held%n", what(mode), name);
       List<String> elsewhere = heldElsewhere(client, mode, name);
-      if (!elsewhere.isEmpty()) {
-        out.printf("'%s' is held as %s: nothing was unlocked%n", name, String.join(" and as ", elsewhere));
+      if (!elsewhere.isEmpty()) { // never a bare "was not held" for a name that is held
+        out.printf("nothing was unlocked: no %s '%s' is held, but '%s' is held as %s%n", what(mode), name, name,
+            String.join(" and as ", elsewhere));
         return OperatorCommand.NOT_THERE;
       }
+      out.printf("%s '%s' was not held%n", what(mode), name);
       return 0;
     }
     if (client.dialect() != JdbcDialect.POSTGRESQL) {

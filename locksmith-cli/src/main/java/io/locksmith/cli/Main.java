@@ -10,8 +10,8 @@ public final class Main {
   private static final String USAGE = String.join("\n",
       "usage: locksmith <command> [options] [--verbose]",
       "",
-      "  Every command prints its answer only; --verbose also prints the library's log lines (INFO and",
-      "  up) on stderr.",
+      "  inspect, list and unlock print their answer only; demo, bench, check and server also print the",
+      "  library's warnings and errors; --verbose adds its INFO lines, on stderr.",
       "",
       "commands:",
       "  demo [--json FILE] [--items N] [--processes N] [--threads N] [--uri redis://...]",
@@ -95,20 +95,31 @@ public final class Main {
   /** The flag every command accepts: let the library's log lines through to stderr. */
   static final String VERBOSE = "--verbose";
 
+  /** The commands whose output is an answer about locks: the library's log lines would only mislead there. */
+  private static final Set<String> ANSWERING = Set.of("inspect", "list", "unlock");
+
   /**
-   * Sets slf4j-simple up for an operator's command, before the first logger is made (slf4j-simple reads
-   * its settings once per JVM, then). The command's output is its answer; the library's log lines are
-   * written for applications, and some would mislead here (a semaphore's count warning advises a
-   * {@code setPermits} that would cut the application's permits), so none is printed unless {@code
-   * --verbose} asks for them. A setting given with {@code -D} is kept.
+   * Sets slf4j-simple up before the first logger is made (slf4j-simple reads its settings once per JVM,
+   * then). An operator's answer ({@code inspect}, {@code list}, {@code unlock}) is printed alone: the
+   * library's log lines are written for applications, and some would mislead here (a semaphore's count
+   * warning advises a {@code setPermits} that would cut the application's permits). The commands that run
+   * clients or servers for a while ({@code demo}, {@code bench}, {@code check}, {@code server}) keep the
+   * library's warnings and errors (a lease lost, a server that died). {@code --verbose} adds the INFO lines
+   * everywhere. A setting given with {@code -D} is kept.
+   *
+   * @param argv the command line: the command is its first argument other than {@code --verbose}
    */
-  static void configureLogging(boolean verbose) {
-    setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "info" : "off");
+  static void configureLogging(String[] argv) {
+    boolean verbose = Arrays.asList(argv).contains(VERBOSE);
+    String command = Arrays.stream(argv).filter(a -> !a.equals(VERBOSE)).findFirst().orElse("");
+    String quiet = ANSWERING.contains(command) ? "off" : "warn";
+    setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "info" : quiet);
     // the ZooKeeper client logs its whole environment at INFO when it connects: not an operator's concern
-    setIfAbsent("org.slf4j.simpleLogger.log.org.apache.zookeeper", verbose ? "warn" : "off");
-    setIfAbsent("org.slf4j.simpleLogger.log.org.apache.curator", verbose ? "warn" : "off");
+    setIfAbsent("org.slf4j.simpleLogger.log.org.apache.zookeeper", verbose ? "warn" : quiet);
+    setIfAbsent("org.slf4j.simpleLogger.log.org.apache.curator", verbose ? "warn" : quiet);
     // the ZooKeeper servers that check runs start: the faults it injects make them complain
-    setIfAbsent("org.slf4j.simpleLogger.log.org.apache.zookeeper.server", verbose ? "error" : "off");
+    setIfAbsent("org.slf4j.simpleLogger.log.org.apache.zookeeper.server", verbose || quiet.equals("warn") ? "error"
+        : "off");
   }
 
   private static void setIfAbsent(String key, String value) {
@@ -123,7 +134,7 @@ public final class Main {
    * @param argv command line
    */
   public static void main(String[] argv) {
-    configureLogging(Arrays.asList(argv).contains(VERBOSE));
+    configureLogging(argv);
     System.exit(run(argv, System.out, System.err));
   }
 

@@ -475,15 +475,18 @@ final class OperatorCommand {
         return 0;
       }
     }
-    out.println(what + " '" + name + "' was not held");
     List<String> elsewhere = otherKindsPresent(target, kind, name);
-    if (target.client instanceof JdbcLockClient jdbc) {
-      elsewhere.addAll(JdbcPinned.heldAs(jdbc, JdbcPinned.modes(jdbc, target.mode, null), name));
+    if (target.client instanceof JdbcLockClient jdbc && kind.equals("lock")) {
+      // every pinned mode, also under --mode lease: a row lock or advisory lock of that name is held as well
+      elsewhere.addAll(JdbcPinned.heldAs(jdbc, JdbcPinned.modes(jdbc, null, null), name));
     }
-    if (!elsewhere.isEmpty()) {
-      out.printf("'%s' is held as %s: nothing was unlocked%n", name, String.join(" and as ", elsewhere));
+    if (!elsewhere.isEmpty()) { // never a bare "was not held" for a name that is held
+      out.printf("nothing was unlocked: no %s '%s' is held, but '%s' is held as %s%n",
+          kind.equals("read-write") ? what.replace(" of", "") + " side of read-write lock" : kindName(kind), name,
+          name, String.join(" and as ", elsewhere));
       return NOT_THERE;
     }
+    out.println(what + " '" + name + "' was not held");
     return namespaceCheck(target, out);
   }
 

@@ -219,37 +219,55 @@ final class ServerCommand {
       }
       case POSTGRES -> {
         PostgresServer pg = PostgresServer.start(port);
-        String url = pg.jdbcUrl();
-        out.println("PostgreSQL on 127.0.0.1:" + pg.port() + ", database postgres, user postgres; any password is"
-            + " accepted (trust authentication, loopback only)");
-        out.println();
-        out.println("  jdbc-url  " + url);
-        out.println("  user      postgres");
-        out.println("  password  (none needed)");
-        out.println("  java      JdbcLockClient.builder().dataSource(pool).createTableIfMissing().build()");
-        createTables(url, out);
-        cliLines(out, "--jdbc-url '" + url + "'");
-        long pid = pg.pid();
-        return new Running(pg, () -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
-            List.of(pg.directory()));
+        try { // the server runs from here on: a failure below (the tables) must not leave it behind
+          String url = pg.jdbcUrl();
+          out.println("PostgreSQL on 127.0.0.1:" + pg.port() + ", database postgres, user postgres; any password is"
+              + " accepted (trust authentication, loopback only)");
+          out.println();
+          out.println("  jdbc-url  " + url);
+          out.println("  user      postgres");
+          out.println("  password  (none needed)");
+          out.println("  java      JdbcLockClient.builder().dataSource(pool).createTableIfMissing().build()");
+          createTables(url, out);
+          cliLines(out, "--jdbc-url '" + url + "'");
+          long pid = pg.pid();
+          return new Running(pg, () -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
+              List.of(pg.directory()));
+        } catch (RuntimeException | Error e) {
+          closeAfterFailure(pg, e);
+          throw e;
+        }
       }
       case MARIADB -> {
         MariaDbServer db = MariaDbServer.start(port);
-        String url = db.jdbcUrl();
-        out.println("MariaDB " + MariaDbServer.VERSION + " on 127.0.0.1:" + db.port() + ", database test, user"
-            + " root; any password is accepted (started without grant tables, loopback only)");
-        out.println();
-        out.println("  jdbc-url  " + url);
-        out.println("  user      root");
-        out.println("  password  (none needed)");
-        out.println("  java      JdbcLockClient.builder().dataSource(pool).createTableIfMissing().build()");
-        createTables(url, out);
-        cliLines(out, "--jdbc-url '" + url + "'");
-        long pid = db.pid();
-        return new Running(db, () -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
-            List.of(db.directory()));
+        try { // the server runs from here on: a failure below (the tables) must not leave it behind
+          String url = db.jdbcUrl();
+          out.println("MariaDB " + MariaDbServer.VERSION + " on 127.0.0.1:" + db.port() + ", database test, user"
+              + " root; any password is accepted (started without grant tables, loopback only)");
+          out.println();
+          out.println("  jdbc-url  " + url);
+          out.println("  user      root");
+          out.println("  password  (none needed)");
+          out.println("  java      JdbcLockClient.builder().dataSource(pool).createTableIfMissing().build()");
+          createTables(url, out);
+          cliLines(out, "--jdbc-url '" + url + "'");
+          long pid = db.pid();
+          return new Running(db, () -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
+              List.of(db.directory()));
+        } catch (RuntimeException | Error e) {
+          closeAfterFailure(db, e);
+          throw e;
+        }
       }
       default -> throw new IllegalStateException(kind.toString());
+    }
+  }
+
+  private static void closeAfterFailure(AutoCloseable server, Throwable failure) {
+    try {
+      server.close();
+    } catch (Exception e) {
+      failure.addSuppressed(e);
     }
   }
 

@@ -135,7 +135,11 @@ abstract class JdbcModesOperatorContract {
 
     assertThat(run("unlock", "ledger")).as("a plain unlock acts on lease locks and names the row lock: "
         + out()).isEqualTo(OperatorCommand.NOT_THERE);
-    assertThat(out()).contains("held as a row lock (--mode row-lock): nothing was unlocked");
+    assertThat(out()).contains("nothing was unlocked: no lock 'ledger' is held, but 'ledger' is held as a row lock"
+        + " (--mode row-lock)").doesNotContain("was not held");
+    assertThat(run("unlock", "--mode", "lease", "ledger")).as("--mode lease names the row lock too: " + out())
+        .isEqualTo(OperatorCommand.NOT_THERE);
+    assertThat(out()).contains("is held as a row lock (--mode row-lock)").doesNotContain("was not held");
 
     int unlocked = run("unlock", "--mode", "row-lock", "ledger");
     if (endsSessions()) {

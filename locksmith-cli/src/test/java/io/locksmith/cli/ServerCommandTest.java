@@ -113,7 +113,7 @@ class ServerCommandTest {
       clean(tmp);
       Path stderr = root.resolve(name + ".stderr");
       List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-          "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path"), Main.class.getName(), "server",
+          "-Djava.io.tmpdir=" + tmp, "-cp", scriptClassPath(), Main.class.getName(), "server",
           name));
       if (kind != Kind.SENTINEL && kind != Kind.CLUSTER) {
         cmd.addAll(List.of("--port", "0"));
@@ -122,6 +122,19 @@ class ServerCommandTest {
       p.getOutputStream().close();
       CHILDREN.put(kind, new Child(p, tmp, stderr));
     }
+  }
+
+  /**
+   * What {@code ./locksmith server …} runs on: the module's classes and its runtime dependencies (what the
+   * shaded jar holds), plus the MariaDB binaries jar the script adds; not the test class path, which has
+   * test-scoped jars the command does not ship (a test scope on a launcher once dropped it from the jar
+   * unseen).
+   */
+  private static String scriptClassPath() throws IOException {
+    Path target = Path.of("target").toAbsolutePath();
+    return String.join(java.io.File.pathSeparator, target.resolve("classes").toString(),
+        Files.readString(target.resolve("runtime.classpath")).strip(),
+        Files.readString(target.resolve("mariadb-binaries.classpath")).strip());
   }
 
   /** Children a failed test left running: SIGTERM first, so that they stop their servers too. */

@@ -235,7 +235,8 @@ public final class JdbcPinnedLocks {
 
   /**
    * Counts the advisory locks of Locksmith's form (one 64-bit key) held in the client's database, by any
-   * application and namespace: their keys are hashes, so neither can be read back.
+   * application and namespace — also by tools that are not Locksmith (e.g. a migration tool's advisory
+   * lock): their keys are hashes, so neither can be read back.
    *
    * @param client a client on PostgreSQL
    * @return the number of such advisory locks granted
@@ -243,6 +244,7 @@ public final class JdbcPinnedLocks {
    * @throws IllegalArgumentException if the client's database is not PostgreSQL
    * @throws io.locksmith.BackendUnavailableException if the database does not answer within the command
    *     timeout
+   * @throws io.locksmith.LockException if the database refuses the query (e.g. missing privileges)
    */
   public static long advisoryLocks(JdbcLockClient client) {
     check(client, JdbcLockMode.ADVISORY);
@@ -262,11 +264,13 @@ public final class JdbcPinnedLocks {
    * finds the pinned connection broken at its next check and reports the lease lost. MariaDB and H2
    * offer no such statement for another client's session through JDBC.
    *
-   * @param client a client on PostgreSQL whose database user may terminate the holder's session (a
-   *     superuser, the same user, or a member of {@code pg_signal_backend})
+   * @param client a client on PostgreSQL 14 or later (the waiting form of {@code pg_terminate_backend})
+   *     whose database user may terminate the holder's session (a superuser, the same user, or a member of
+   *     {@code pg_signal_backend})
    * @param mode {@link JdbcLockMode#ROW_LOCK} or {@link JdbcLockMode#ADVISORY}
    * @param name a lock name
-   * @return the session that was ended, or empty if no holding session was found
+   * @return the session that was signalled to end (it has exited, or exits within moments), or empty if no
+   *     holding session was found (it let go meanwhile, or is not identifiable)
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if the database is not PostgreSQL or {@code mode} not a pinned mode
    * @throws io.locksmith.BackendUnavailableException if the database does not answer within the command
@@ -293,7 +297,9 @@ public final class JdbcPinnedLocks {
         int i = bind(ps, mode, namespace, name);
         ps.setLong(i, holder.get().id());
         try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() && rs.getBoolean(1) ? holder : Optional.<Session>empty();
+          // a row: the session still held it and was signalled; false only means it took longer than the wait
+          // to exit (it still ends, and the lock with it), so it is reported as ended, not as unidentified
+          return rs.next() ? holder : Optional.<Session>empty();
         }
       }
     }, null));
@@ -421,8 +427,13 @@ public final class JdbcPinnedLocks {
     } catch (SQLException expected) {
       // the wait timed out, or the watcher cut it short
     } finally {
-      c.rollback();
-      c.setAutoCommit(true);
+      try {
+        c.rollback();
+        c.setAutoCommit(true);
+      } catch (SQLException cutShort) {
+        // the watcher's cancel can land on the rollback itself; the pool's next use rolls back anyway, and
+        // failing here would turn a found holder into a failed command
+      }
     }
     return Futures.join(watcher);
   }
