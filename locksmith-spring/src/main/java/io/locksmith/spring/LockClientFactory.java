@@ -68,6 +68,17 @@ final class LockClientFactory {
       throw new InvalidConfigurationPropertyValueException(prefix + ".backend", null,
           "no backend chosen: set it (in-jvm, redis, redlock, zookeeper, jdbc) or a backend's address");
     }
+    LockClient client = build(clientName, prefix, p, backend);
+    // lock waits as Micrometer observations need the start of each wait, which the client's observer is not told
+    AcquisitionHook observed = ApplicationLockClients.observationHook(beanFactory, clientName, backendName(backend));
+    return observed == null ? client : ObservingLockClient.wrap(client, observed);
+  }
+
+  static String backendName(LockClientProperties.Backend backend) {
+    return backend.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+  }
+
+  private LockClient build(String clientName, String prefix, LockClientProperties p, LockClientProperties.Backend backend) {
     ClientOptions options = options(clientName, prefix, p, backend);
     switch (backend) {
       case IN_JVM:
@@ -91,7 +102,7 @@ final class LockClientFactory {
 
   private ClientOptions options(String clientName, String prefix, LockClientProperties p, LockClientProperties.Backend backend) {
     ClientOptions.Builder b = ClientOptions.builder();
-    String backendName = backend.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+    String backendName = backendName(backend);
     LeaseTracker tracker = new LeaseTracker(observers == null ? null : observers.observerFor(clientName, backendName));
     trackers.put(clientName, tracker);
     b.observer(tracker);

@@ -74,6 +74,16 @@ public class LocksmithAutoConfiguration {
     return LocksmithPropertiesCheck.check(environment);
   }
 
+  /**
+   * Tracks, measures and observes the application's own {@code LockClient} beans as the starter's own clients
+   * (see {@link ApplicationLockClients}).
+   */
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  static ApplicationLockClients locksmithApplicationClients(ConfigurableListableBeanFactory beanFactory) {
+    return new ApplicationLockClients(beanFactory);
+  }
+
   @Bean
   LeaseTrackers locksmithLeaseTrackers() {
     return new LeaseTrackers();
