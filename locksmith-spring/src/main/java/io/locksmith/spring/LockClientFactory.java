@@ -68,10 +68,7 @@ final class LockClientFactory {
       throw new InvalidConfigurationPropertyValueException(prefix + ".backend", null,
           "no backend chosen: set it (in-jvm, redis, redlock, zookeeper, jdbc) or a backend's address");
     }
-    LockClient client = build(clientName, prefix, p, backend);
-    // lock waits as Micrometer observations need the start of each wait, which the client's observer is not told
-    AcquisitionHook observed = ApplicationLockClients.observationHook(beanFactory, clientName, backendName(backend));
-    return observed == null ? client : ObservingLockClient.wrap(client, observed);
+    return build(clientName, prefix, p, backend);
   }
 
   static String backendName(LockClientProperties.Backend backend) {
