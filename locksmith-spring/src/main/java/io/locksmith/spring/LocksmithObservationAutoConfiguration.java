@@ -13,7 +13,7 @@ import org.springframework.context.annotation.Bean;
  * {@code locksmith.lock.hold}), so that the application's tracing shows them as spans, on either Boot line.
  * Active when Micrometer's Observation API is on the class path; the registry is looked up when each client is
  * built, and without an {@code ObservationRegistry} bean (Boot defines one with Actuator) nothing is observed and
- * the clients are not wrapped. Boot's {@code management.observations.enable.locksmith=false} turns them off.
+ * the clients are not wrapped. Boot's {@code management.observations.enable.locksmith=false} should turn them off.
  */
 @AutoConfiguration(before = LocksmithAutoConfiguration.class)
 @ConditionalOnClass(ObservationRegistry.class)
