@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.locksmith.Lease;
 import io.locksmith.LockClient;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Tag;
@@ -50,6 +51,46 @@ class DistributedLockReactiveTest {
       assertThat(System.nanoTime()).as("condition not met within 10 s").isLessThan(deadline);
       Thread.sleep(5);
     }
+  }
+
+  /**
+   * A body that blocks (here: four, as many as the client's completion threads) must not stall the client's other
+   * asynchronous acquisitions: the body runs on Reactor's boundedElastic scheduler, not on the thread that
+   * completed the acquisition.
+   */
+  @Test
+  void blockingBodiesDoNotStallTheClientsAsyncAcquisitions() throws Exception {
+    runner.run(ctx -> {
+      Reactive r = ctx.getBean(Reactive.class);
+      LockClient client = ctx.getBean(LockClient.class);
+      java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(4);
+      java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+      List<String> bodyThreads = new java.util.concurrent.CopyOnWriteArrayList<>();
+      List<java.util.concurrent.CompletableFuture<String>> calls = new java.util.ArrayList<>();
+      try {
+        for (int i = 0; i < 4; i++) {
+          String name = "blocking-" + i;
+          calls.add(r.later(name, Mono.fromCallable(() -> {
+            bodyThreads.add(Thread.currentThread().getName());
+            entered.countDown();
+            release.await(); // blocking code in a reactive body: what the scheduler change is for
+            return name;
+          })).toFuture());
+        }
+        assertThat(entered.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("all four bodies started").isTrue();
+        // failure deadline only: an acquisition of a free lock completes at once unless its completion thread is taken
+        assertThat(client.lock("free").acquireAsync(Duration.ZERO).toCompletableFuture()
+            .completeOnTimeout(null, 10, java.util.concurrent.TimeUnit.SECONDS).get())
+            .as("async acquisition while four bodies block (bodies ran on %s)", bodyThreads).isNotNull()
+            .satisfies(Lease::release);
+      } finally {
+        release.countDown();
+      }
+      for (java.util.concurrent.CompletableFuture<String> c : calls) {
+        assertThat(c.get(10, java.util.concurrent.TimeUnit.SECONDS)).startsWith("blocking-");
+      }
+      assertThat(bodyThreads).allSatisfy(t -> assertThat(t).startsWith("boundedElastic"));
+    });
   }
 
   @Test

@@ -83,7 +83,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     Method method = AopUtils.getMostSpecificMethod(invocation.getMethod(), targetClass);
     Settings s = settings.computeIfAbsent(method, m -> parse(m, targetClass));
     String lockName = evaluateName(s, method, invocation);
-    LockClient client = s.annotation.client().isEmpty() ? clients.get(LockClients.DEFAULT) : clients.get(s.annotation.client());
+    LockClient client = clients.forCalls(s.annotation.client().isEmpty() ? LockClients.DEFAULT : s.annotation.client());
     io.locksmith.DistributedLock lock = lockOf(client, s, lockName);
     if (CompletionStage.class.isAssignableFrom(method.getReturnType())) {
       return invokeAsync(invocation, s, lock, lockName);

@@ -41,13 +41,16 @@ final class LeaseTracker implements LockObserver {
     }
   }
 
-  /** @return a snapshot of the leases held now */
+  /**
+   * @return a snapshot of the leases held now; a lease that ended is left out at once, although the end of a
+   *     lease observed through a listener ({@link ApplicationLockClients}) is reported on the event thread, later
+   */
   List<Lease> held() {
-    return List.copyOf(live);
+    return live.stream().filter(l -> l.state() != LeaseState.RELEASED && l.state() != LeaseState.LOST).toList();
   }
 
   /** @return how many held leases are UNCERTAIN */
   long uncertain() {
-    return live.stream().filter(l -> l.state() == LeaseState.UNCERTAIN).count();
+    return held().stream().filter(l -> l.state() == LeaseState.UNCERTAIN).count();
   }
 }

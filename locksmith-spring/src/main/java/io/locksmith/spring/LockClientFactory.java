@@ -68,6 +68,14 @@ final class LockClientFactory {
       throw new InvalidConfigurationPropertyValueException(prefix + ".backend", null,
           "no backend chosen: set it (in-jvm, redis, redlock, zookeeper, jdbc) or a backend's address");
     }
+    return build(clientName, prefix, p, backend);
+  }
+
+  static String backendName(LockClientProperties.Backend backend) {
+    return backend.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+  }
+
+  private LockClient build(String clientName, String prefix, LockClientProperties p, LockClientProperties.Backend backend) {
     ClientOptions options = options(clientName, prefix, p, backend);
     switch (backend) {
       case IN_JVM:
@@ -91,7 +99,7 @@ final class LockClientFactory {
 
   private ClientOptions options(String clientName, String prefix, LockClientProperties p, LockClientProperties.Backend backend) {
     ClientOptions.Builder b = ClientOptions.builder();
-    String backendName = backend.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+    String backendName = backendName(backend);
     LeaseTracker tracker = new LeaseTracker(observers == null ? null : observers.observerFor(clientName, backendName));
     trackers.put(clientName, tracker);
     b.observer(tracker);

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.BiFunction;
 
 /**
  * The lock clients of this application by name: {@value #DEFAULT} for the primary {@link LockClient} bean
@@ -21,16 +22,35 @@ public final class LockClients implements AutoCloseable {
   public static final String DEFAULT = "default";
 
   private final Map<String, LockClient> clients;
+  private final Map<String, LockClient> forCalls;
   private final Set<String> owned;
 
   LockClients(LockClient primary, Map<String, LockClient> named) {
+    this(primary, named, (name, client) -> client);
+  }
+
+  /**
+   * @param observed the view of a client that {@code @DistributedLock} and {@link LockTemplate} use (observed
+   *     waits), by name; the clients themselves are handed out unchanged, so that an application may still cast
+   *     one to its backend's type
+   */
+  LockClients(LockClient primary, Map<String, LockClient> named, BiFunction<String, LockClient, LockClient> observed) {
     Map<String, LockClient> all = new LinkedHashMap<>();
     if (primary != null) {
       all.put(DEFAULT, primary);
     }
     all.putAll(named);
     this.clients = Collections.unmodifiableMap(all);
+    Map<String, LockClient> views = new LinkedHashMap<>();
+    all.forEach((name, client) -> views.put(name, observed.apply(name, client)));
+    this.forCalls = Map.copyOf(views);
     this.owned = Set.copyOf(named.keySet());
+  }
+
+  /** The client of this name as the starter's own calls use it; fails as {@link #get(String)}. */
+  LockClient forCalls(String name) {
+    get(name);
+    return forCalls.get(name);
   }
 
   /**

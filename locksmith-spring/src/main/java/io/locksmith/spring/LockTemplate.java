@@ -69,6 +69,6 @@ public final class LockTemplate {
   }
 
   private LockClient client() {
-    return clients.get(clientName);
+    return clients.forCalls(clientName);
   }
 }

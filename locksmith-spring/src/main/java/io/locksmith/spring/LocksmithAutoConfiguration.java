@@ -74,6 +74,16 @@ public class LocksmithAutoConfiguration {
     return LocksmithPropertiesCheck.check(environment);
   }
 
+  /**
+   * Tracks, measures and observes the application's own {@code LockClient} beans as the starter's own clients
+   * (see {@link ApplicationLockClients}).
+   */
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  static ApplicationLockClients locksmithApplicationClients(ConfigurableListableBeanFactory beanFactory) {
+    return new ApplicationLockClients(beanFactory);
+  }
+
   @Bean
   LeaseTrackers locksmithLeaseTrackers() {
     return new LeaseTrackers();
@@ -123,7 +133,13 @@ public class LocksmithAutoConfiguration {
       named.values().forEach(LockClient::close);
       throw e;
     }
-    return new LockClients(primary.getIfUnique(), named);
+    // lock waits as Micrometer observations need the start of each wait, which a client's observer is not told:
+    // the starter's own calls go through an observing view (a client the application built is one already)
+    return new LockClients(primary.getIfUnique(), named, (name, client) -> {
+      AcquisitionHook hook = ObservingLockClient.isObserving(client) ? null
+          : ApplicationLockClients.observationHook(beanFactory, name, ApplicationLockClients.backendOf(client));
+      return hook == null ? client : ObservingLockClient.wrap(client, hook);
+    });
   }
 
   /**

@@ -161,8 +161,8 @@ public class LocksmithProperties extends LockClientProperties {
     private boolean enabled = true;
 
     /**
-     * Regular expressions of lock names that get their own name tag; other names are tagged "other". Empty
-     * (the default): no name tag at all, as each name would be a time series.
+     * Regular expressions of lock names that get their own name tag, on meters and observations; other names are
+     * tagged "other". Empty (the default): no name tag at all, as each name would be a time series.
      */
     private List<String> nameTags = new ArrayList<>();
 

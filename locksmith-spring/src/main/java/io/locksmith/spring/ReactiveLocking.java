@@ -10,6 +10,7 @@ import java.util.function.Supplier;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * {@link DistributedLock} on a method returning {@code Mono} or {@code Flux}: the lock is acquired (without
@@ -43,7 +44,11 @@ final class ReactiveLocking {
     return Mono.defer(() -> {
       CompletableFuture<Optional<Lease>> pending = acquire.get().toCompletableFuture();
       AtomicInteger state = new AtomicInteger(); // 0 pending, 1 handed over, 2 cancelled
+      // the body is subscribed where the lease arrives: not on the client's few completion threads, which every
+      // async acquisition of the client needs (a body that blocks there would stall them all), but on Reactor's
+      // scheduler for work that may block; a lease queued there when the subscription is cancelled is released below
       return Mono.fromFuture(pending, true)
+          .publishOn(Schedulers.boundedElastic())
           .doOnCancel(() -> {
             if (state.compareAndSet(0, 2)) {
               pending.thenAccept(o -> o.ifPresent(Lease::releaseAsync));
