@@ -207,6 +207,9 @@ public final class LocksmithLockRegistry implements RegistryLine {
     }
     String key = keyOf(lockKey);
     RegistryLock known = locks.get(key);
+    if ((known != null ? known.delegate : newDelegate(key)).currentThreadLease().isEmpty()) {
+      throw notHeld(key); // before judging the ttl: a thread without the lock learns that first
+    }
     LockOptions held = known != null ? known.heldOptions() : null;
     Duration length = (held != null ? held : lockOptions).leaseTime();
     if (ttl.compareTo(length) > 0) {
@@ -220,8 +223,7 @@ public final class LocksmithLockRegistry implements RegistryLine {
   private void renew(String key) {
     RegistryLock known = locks.get(key);
     DistributedLock lock = known != null ? known.delegate : newDelegate(key);
-    Lease lease = lock.currentThreadLease().orElseThrow(() -> new IllegalStateException(
-        "cannot renew lock '" + key + "': it is not held by the calling thread " + Thread.currentThread().getName()));
+    Lease lease = lock.currentThreadLease().orElseThrow(() -> notHeld(key));
     if (lease.state().isFinal()) {
       throw new IllegalStateException("cannot renew lock '" + key + "': its lease is " + lease.state()
           + "; unlock it and lock it again");
@@ -310,6 +312,11 @@ public final class LocksmithLockRegistry implements RegistryLine {
   public String toString() {
     return "LocksmithLockRegistry[" + client + ", " + lockOptions + (fair ? ", fair" : "")
         + (namePrefix.isEmpty() ? "" : ", prefix '" + namePrefix + "'") + "]";
+  }
+
+  private static IllegalStateException notHeld(String key) {
+    return new IllegalStateException("cannot renew lock '" + key + "': it is not held by the calling thread "
+        + Thread.currentThread().getName());
   }
 
   private static String keyOf(Object lockKey) {

@@ -139,6 +139,8 @@ class LocksmithLockRegistryTest {
     assertThatThrownBy(() -> lock.lock(java.time.Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> lock.tryLock(null, java.time.Duration.ofSeconds(1))).isInstanceOf(NullPointerException.class);
     assertThat(operator.inspect("ttl")).as("nothing taken by the refused calls").isEmpty();
+    assertThatThrownBy(() -> registry.renewLock("ttl", java.time.Duration.ofDays(1))).as("not held comes first")
+        .isInstanceOf(IllegalStateException.class);
   }
 
   @Test
