@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.locksmith.redis.RedisLockClient;
 import io.locksmith.testkit.RedisServerExtension;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -66,7 +67,10 @@ class LeaderElectionTest {
     AtomicBoolean sampling = new AtomicBoolean(true);
     AtomicInteger mostLeadersAtOnce = new AtomicInteger();
     AtomicLong samples = new AtomicLong();
-    try (RedisLockClient client = RedisLockClient.create(REDIS.server().uri())) {
+    // commands get 5 s (the default is 2 s): nothing here measures Redis's speed, and on a loaded 2-core machine the
+    // first connection of a fresh server has been seen to take longer than the default's 7 s connect bound
+    try (RedisLockClient client = RedisLockClient.builder().uri(REDIS.server().uri())
+        .commandTimeout(Duration.ofSeconds(5)).build()) {
       LocksmithLockRegistry registry = new LocksmithLockRegistry(client);
       Elector a = new Elector("a", registry, grants);
       Elector b = new Elector("b", registry, grants);
