@@ -12,7 +12,9 @@ import org.springframework.integration.support.locks.LockRegistry;
 /**
  * A Spring Integration {@link LockRegistry} over the primary lock client ({@link LocksmithLockRegistry},
  * with its defaults: watched leases of the client's lease time, lock names equal to the keys), when
- * {@code spring-integration-core} and {@code locksmith-spring-integration} are on the classpath, there is
+ * {@code spring-integration-core} and Locksmith's adapter are on the classpath ({@code
+ * locksmith-spring-integration} for Spring Integration 6.5 / Boot 3.5, {@code locksmith-spring-integration7}
+ * for SI 7 / Boot 4: the same class, so this configuration serves both lines), there is
  * one {@link LockClient} bean, and the application has no {@code LockRegistry} bean of its own. An
  * application that wants other settings declares its own registry, built with {@link
  * LocksmithLockRegistry#builder}, and this one steps aside.

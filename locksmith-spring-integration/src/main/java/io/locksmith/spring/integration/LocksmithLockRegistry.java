@@ -73,6 +73,14 @@ import org.springframework.scheduling.TaskScheduler;
  * same and the server lets the lock expire with its lease), {@link LeaseLostException} when a thread
  * re-enters a lock whose hold it has lost. Nothing is granted that the backend did not grant.
  *
+ * <p><b>Two Spring Integration lines.</b> The same class is in {@code locksmith-spring-integration}
+ * (Spring Integration 6.5) and {@code locksmith-spring-integration7} (7.0 and 7.1): its code is shared,
+ * compiled against each line. On SI 7 it is an {@code ExpirableLockRegistry<DistributedLock>} and {@code
+ * RenewableLockRegistry<DistributedLock>}, as Spring's Redis and JDBC registries are, and its locks are
+ * SI 7 {@code DistributedLock}s; {@link LocksmithLock} gives {@code lock(ttl)} and {@code tryLock(wait,
+ * ttl)} on both lines. Take the artifact of the application's line: SI 7 calls {@link
+ * #renewLock(Object, Duration)}, which the 6.5 interfaces do not have.
+ *
  * <p><b>Thread-safety.</b> The registry and its locks are thread-safe. The registry starts no thread and
  * owns no resource: closing the client is the application's business (held locks are then released).
  * Holds live in the client, per thread and lock name: a lock object dropped by {@link
@@ -80,7 +88,7 @@ import org.springframework.scheduling.TaskScheduler;
  * registries over the <em>same</em> client share holds (the same thread re-enters through either).
  * Registries over two clients are two owners, as two processes are.
  */
-public final class LocksmithLockRegistry implements ExpirableLockRegistry, RenewableLockRegistry {
+public final class LocksmithLockRegistry implements RegistryLine {
   private static final Logger log = LoggerFactory.getLogger(LocksmithLockRegistry.class);
 
   private final LockClient client;
@@ -134,7 +142,7 @@ public final class LocksmithLockRegistry implements ExpirableLockRegistry, Renew
    * @throws IllegalStateException if the client is closed
    */
   @Override
-  public Lock obtain(Object lockKey) {
+  public LocksmithLock obtain(Object lockKey) {
     String key = keyOf(lockKey);
     return locks.computeIfAbsent(key, k -> new RegistryLock(k, newDelegate(k)));
   }
@@ -173,11 +181,49 @@ public final class LocksmithLockRegistry implements ExpirableLockRegistry, Renew
    */
   @Override
   public void renewLock(Object lockKey) {
+    renew(keyOf(lockKey));
+  }
+
+  /**
+   * Spring Integration 7's renewal with a time to live: renews the calling thread's lease of the key's
+   * lock now, as {@link #renewLock(Object)} does, to a full lease of its own length, which must be at
+   * least {@code ttl}. A Locksmith lease keeps the length it was taken with (the registry's lease, or the
+   * {@code ttl} of {@link LocksmithLock#lock(Duration)}): a renewal cannot lengthen it, so a longer {@code
+   * ttl} is refused rather than granted short; a shorter one is met with the longer lease (the lock is
+   * then held longer than asked, never shorter).
+   *
+   * @param lockKey the key, a {@link String}
+   * @param ttl how long the lock must stay held from now; positive, at most the lease's length
+   * @throws NullPointerException if {@code ttl} is null
+   * @throws IllegalArgumentException if {@code ttl} is not positive or longer than the lease's length
+   *     (then nothing was renewed), or {@code lockKey} is not a {@code String} or not a valid lock name
+   * @throws IllegalStateException as {@link #renewLock(Object)}
+   * @throws BackendUnavailableException as {@link #renewLock(Object)}
+   */
+  public void renewLock(Object lockKey, Duration ttl) {
+    Objects.requireNonNull(ttl, "ttl");
+    if (ttl.isNegative() || ttl.isZero()) {
+      throw new IllegalArgumentException("ttl must be positive: " + ttl);
+    }
     String key = keyOf(lockKey);
     RegistryLock known = locks.get(key);
+    if ((known != null ? known.delegate : newDelegate(key)).currentThreadLease().isEmpty()) {
+      throw notHeld(key); // before judging the ttl: a thread without the lock learns that first
+    }
+    LockOptions held = known != null ? known.heldOptions() : null;
+    Duration length = (held != null ? held : lockOptions).leaseTime();
+    if (ttl.compareTo(length) > 0) {
+      throw new IllegalArgumentException("cannot renew lock '" + key + "' for " + ttl + ": its lease is "
+          + length + " long and a renewal restarts it at that length; take the lock with lock(ttl) or"
+          + " tryLock(wait, ttl), or build the registry with a longer lease");
+    }
+    renew(key);
+  }
+
+  private void renew(String key) {
+    RegistryLock known = locks.get(key);
     DistributedLock lock = known != null ? known.delegate : newDelegate(key);
-    Lease lease = lock.currentThreadLease().orElseThrow(() -> new IllegalStateException(
-        "cannot renew lock '" + key + "': it is not held by the calling thread " + Thread.currentThread().getName()));
+    Lease lease = lock.currentThreadLease().orElseThrow(() -> notHeld(key));
     if (lease.state().isFinal()) {
       throw new IllegalStateException("cannot renew lock '" + key + "': its lease is " + lease.state()
           + "; unlock it and lock it again");
@@ -268,6 +314,11 @@ public final class LocksmithLockRegistry implements ExpirableLockRegistry, Renew
         + (namePrefix.isEmpty() ? "" : ", prefix '" + namePrefix + "'") + "]";
   }
 
+  private static IllegalStateException notHeld(String key) {
+    return new IllegalStateException("cannot renew lock '" + key + "': it is not held by the calling thread "
+        + Thread.currentThread().getName());
+  }
+
   private static String keyOf(Object lockKey) {
     if (lockKey instanceof String s) {
       return s;
@@ -278,8 +329,13 @@ public final class LocksmithLockRegistry implements ExpirableLockRegistry, Renew
   }
 
   private DistributedLock newDelegate(String key) {
+    return newDelegate(key, lockOptions);
+  }
+
+  /** A view of the key's lock with other options; holds are the client's, per thread and name, shared by all views. */
+  private DistributedLock newDelegate(String key, LockOptions options) {
     String name = namePrefix + key;
-    return fair ? client.fairLock(name, lockOptions) : client.lock(name, lockOptions);
+    return fair ? client.fairLock(name, options) : client.lock(name, options);
   }
 
   void lost(String key, Lease lease) {
@@ -425,20 +481,27 @@ public final class LocksmithLockRegistry implements ExpirableLockRegistry, Renew
   }
 
   /**
-   * The registry's {@link Lock}: Locksmith's thread-owned, re-entrant {@link DistributedLock} view, with
+   * The registry's {@link LocksmithLock}: Locksmith's thread-owned, re-entrant {@link DistributedLock} view, with
    * the exceptions Spring's registries throw, and what {@link #expireUnusedOlderThan} needs to know.
    */
-  final class RegistryLock implements Lock {
+  final class RegistryLock implements LocksmithLock {
     final String key;
     final DistributedLock delegate;
     /** The lease each thread of this process holds through this object; lets expiry skip held locks. */
     private final ConcurrentMap<Thread, Lease> holders = new ConcurrentHashMap<>();
+    /** The options each holding thread's lease was taken with (a {@code ttl} lease's differ from the registry's). */
+    private final ConcurrentMap<Thread, LockOptions> heldOptions = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicInteger waiting = new java.util.concurrent.atomic.AtomicInteger();
     private volatile long lastUsedNanos = System.nanoTime();
 
     RegistryLock(String key, DistributedLock delegate) {
       this.key = key;
       this.delegate = delegate;
+    }
+
+    /** @return the options of the calling thread's hold through this object, or null if it has none */
+    LockOptions heldOptions() {
+      return heldOptions.get(Thread.currentThread());
     }
 
     boolean idleFor(long nanos, long now) {
@@ -489,11 +552,61 @@ public final class LocksmithLockRegistry implements ExpirableLockRegistry, Renew
       }
     }
 
-    /** The calling thread holds the lock now: note it, and watch a new lease for its loss. */
+    @Override
+    public void lock(Duration ttl) {
+      LockOptions options = ttlOptions(ttl);
+      waiting.incrementAndGet();
+      try {
+        newDelegate(key, options).lock();
+        held(options);
+      } finally {
+        waiting.decrementAndGet();
+      }
+    }
+
+    @Override
+    public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
+      Objects.requireNonNull(waitTime, "waitTime");
+      LockOptions options = ttlOptions(ttl);
+      waiting.incrementAndGet();
+      try {
+        long nanos = waitTime.isNegative() ? 0 : saturatedNanos(waitTime);
+        return newDelegate(key, options).tryLock(nanos, TimeUnit.NANOSECONDS) && held(options);
+      } finally {
+        waiting.decrementAndGet();
+      }
+    }
+
+    /** A fixed lease of {@code ttl}: Spring's ttl locks expire unless renewed. Checked against the client's bounds. */
+    private LockOptions ttlOptions(Duration ttl) {
+      LockOptions options = LockOptions.fixed(Objects.requireNonNull(ttl, "ttl"));
+      newDelegate(key, options); // the client checks the lease against its clock-drift allowance
+      return options;
+    }
+
+    private static long saturatedNanos(Duration d) {
+      try {
+        return d.toNanos();
+      } catch (ArithmeticException e) {
+        return Long.MAX_VALUE;
+      }
+    }
+
     private boolean held() {
+      return held(lockOptions);
+    }
+
+    /**
+     * The calling thread holds the lock now: note it, and watch a new lease for its loss. A re-entry keeps
+     * the options the first hold was taken with.
+     */
+    private boolean held(LockOptions options) {
       lastUsedNanos = System.nanoTime();
       Lease lease = delegate.currentThreadLease().orElseThrow(); // just granted to this thread
       Lease before = holders.put(Thread.currentThread(), lease);
+      if (before != lease) {
+        heldOptions.put(Thread.currentThread(), options);
+      }
       if (before != lease && lossListener != null && watchedLeases.add(lease)) {
         lease.onLost(() -> {
           watchedLeases.remove(lease);
@@ -523,6 +636,7 @@ public final class LocksmithLockRegistry implements ExpirableLockRegistry, Renew
       } finally {
         if (delegate.currentThreadLease().isEmpty()) {
           Lease ended = holders.remove(me);
+          heldOptions.remove(me);
           if (ended != null) {
             watchedLeases.remove(ended);
           }

@@ -113,6 +113,36 @@ class LocksmithLockRegistryTest {
     assertThat(lost).hasSize(1);
   }
 
+  /** SI 7's ttl API, on both lines (LocksmithLock): a fixed lease of the ttl, and what renewLock(key, ttl) refuses. */
+  @Test
+  void ttlLocksTakeAFixedLeaseOfTheirTtlWhichARenewalCannotLengthen() throws Exception {
+    LocksmithLockRegistry registry = new LocksmithLockRegistry(client);
+    LocksmithLock lock = registry.obtain("ttl");
+    lock.lock(java.time.Duration.ofSeconds(5));
+    try {
+      assertThat(registry.currentLease("ttl").orElseThrow().remainingValidity())
+          .isLessThanOrEqualTo(java.time.Duration.ofSeconds(5));
+      assertThatThrownBy(() -> registry.renewLock("ttl", java.time.Duration.ofSeconds(6)))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("its lease is PT5S long");
+      registry.renewLock("ttl", java.time.Duration.ofSeconds(5));
+      registry.renewLock("ttl", java.time.Duration.ofSeconds(1)); // shorter: met with the longer lease
+      assertThatThrownBy(() -> registry.renewLock("ttl", java.time.Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> registry.renewLock("ttl", null)).isInstanceOf(NullPointerException.class);
+      assertThat(onOtherThread(() -> registry.obtain("ttl").tryLock(java.time.Duration.ofMillis(50),
+          java.time.Duration.ofSeconds(5)))).as("held by this thread").isFalse();
+      assertThat(lock.tryLock(java.time.Duration.ZERO, java.time.Duration.ofSeconds(1))).as("re-entry").isTrue();
+      lock.unlock();
+    } finally {
+      lock.unlock();
+    }
+    assertThat(operator.inspect("ttl")).isEmpty();
+    assertThatThrownBy(() -> lock.lock(java.time.Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> lock.tryLock(null, java.time.Duration.ofSeconds(1))).isInstanceOf(NullPointerException.class);
+    assertThat(operator.inspect("ttl")).as("nothing taken by the refused calls").isEmpty();
+    assertThatThrownBy(() -> registry.renewLock("ttl", java.time.Duration.ofDays(1))).as("not held comes first")
+        .isInstanceOf(IllegalStateException.class);
+  }
+
   @Test
   void renewLockKeepsTheHoldCountAndToken() {
     LocksmithLockRegistry registry = new LocksmithLockRegistry(client);

@@ -53,6 +53,14 @@ class SpringJdbcRegistryContractTest extends LockRegistryContract {
     repository.afterPropertiesSet();
     repository.afterSingletonsInstantiated();
     closeAfter(repository::close);
+    return registryOver(repository, ttl);
+  }
+
+  /**
+   * @return the registry over a repository whose timeToLive is {@code ttl}; SI 7's registry takes the ttl
+   *     itself (its subclass overrides this)
+   */
+  JdbcLockRegistry registryOver(DefaultLockRepository repository, Duration ttl) {
     return new JdbcLockRegistry(repository);
   }
 
