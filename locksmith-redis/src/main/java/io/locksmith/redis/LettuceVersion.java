@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The Lettuce on the class path, checked when a client is built: a Lettuce older than {@link #FLOOR}
- * lacks methods this module calls, and would fail later, at a connect or a reconnect, with a {@code
+ * lacks methods this module calls, and would fail later, on a rare path or at shutdown, with a {@code
  * NoSuchMethodError} that names neither Lettuce's version nor the fix. The floor is the oldest line the
  * module's tests passed on (docs/redis.md, "Lettuce versions").
  *
