@@ -3,6 +3,7 @@ package io.locksmith.redis;
 import io.lettuce.core.output.CommandOutput;
 import io.locksmith.spi.AcquireReply;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Reads the reply of the exclusive and fair acquire scripts ({@code {1, token, holds}} granted, {@code {0,
@@ -63,7 +64,11 @@ final class AcquireReplyOutput extends CommandOutput<String, String, AcquireRepl
     }
     if (bytes.remaining() > 18) { // may not fit a long: as the generic path reads it, or an error
       try {
-        return Long.parseLong(decodeString(bytes));
+        // decoded here, not with CommandOutput.decodeString: that arrived in Lettuce 6.5.x, and on an older
+        // Lettuce this rare path threw NoSuchMethodError (docs/redis.md, "Lettuce versions")
+        byte[] text = new byte[bytes.remaining()];
+        bytes.duplicate().get(text);
+        return Long.parseLong(new String(text, StandardCharsets.UTF_8));
       } catch (NumberFormatException e) {
         unexpected();
         return -1;

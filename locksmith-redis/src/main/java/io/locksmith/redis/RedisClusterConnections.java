@@ -204,7 +204,7 @@ final class RedisClusterConnections {
    */
   CompletableFuture<ReplicaAckLanes.Lane> openLane() {
     CompletableFuture<StatefulRedisClusterConnection<String, String>> opening =
-        LostHandshake.connect(() -> client.connectAsync(Utf8Codec.INSTANCE));
+        LostHandshake.connect(() -> client.connectAsync(Utf8Codec.INSTANCE)).thenCompose(this::connectMasters);
     return opening.thenApply(conn -> {
       conn.setTimeout(commandTimeout);
       return new ReplicaAckLanes.Lane() {
@@ -224,6 +224,32 @@ final class RedisClusterConnections {
         }
       };
     });
+  }
+
+  /**
+   * Opens {@code conn}'s connections to every master of the slot map before the lane is lent. Lettuce 7
+   * rejects a command routed to a node connection it has only begun to open ("Currently not connected",
+   * with {@code REJECT_COMMANDS}), where 6.x waited for it; the shared connection has its node connections
+   * open from the script preload, a fresh lane had none. A master that cannot be reached now is left to
+   * the command's own failure.
+   *
+   * @return completes with {@code conn} once each master's connection is open or has failed
+   */
+  private CompletableFuture<StatefulRedisClusterConnection<String, String>> connectMasters(
+      StatefulRedisClusterConnection<String, String> conn) {
+    List<CompletableFuture<?>> nodes = new ArrayList<>();
+    for (RedisClusterNode node : conn.getPartitions()) {
+      RedisURI at = node.getUri();
+      if (at != null && node.getRole().isUpstream()) {
+        try {
+          nodes.add(conn.getConnectionAsync(at.getHost(), at.getPort(), ConnectionIntent.WRITE)
+              .handle((c, f) -> null));
+        } catch (RuntimeException e) {
+          log.debug("opening the connection to {}:{} for a lane: {}", at.getHost(), at.getPort(), e.toString());
+        }
+      }
+    }
+    return CompletableFuture.allOf(nodes.toArray(new CompletableFuture<?>[0])).thenApply(v -> conn);
   }
 
   /**

@@ -132,6 +132,7 @@ public final class RedisLockClient extends ForwardingLockClient {
    * @throws io.locksmith.BackendUnavailableException if the server cannot be reached within the
    *     command timeout (on a Cluster: if no seed node answers)
    * @throws io.locksmith.LockException if the server refuses the connection for another reason
+   * @throws IllegalStateException if the Lettuce on the class path is older than this module supports
    */
   public static RedisLockClient create(String uri) {
     return builder().uri(uri).build();
@@ -412,8 +413,11 @@ public final class RedisLockClient extends ForwardingLockClient {
      *     answer within the command timeout); with Sentinel also if no sentinel answers or none knows the
      *     master name; on a Cluster if no seed node answers
      * @throws io.locksmith.LockException if the server refuses the connection for another reason
+     * @throws IllegalStateException if the Lettuce on the class path is older than this module supports
+     *     (the message names the version found, the range supported and how to select another)
      */
     public RedisLockClient build() {
+      LettuceVersion.requireSupported();
       Objects.requireNonNull(uri, "uri");
       Objects.requireNonNull(commandTimeout, "commandTimeout");
       Objects.requireNonNull(waiterRecheck, "waiterRecheck");

@@ -205,8 +205,11 @@ public final class RedlockClient extends ForwardingLockClient {
      * @throws io.locksmith.BackendConfigurationException if fewer than a majority of nodes can be reached
      *     and a node failed because the configuration does not fit it (TLS, unknown host, credentials)
      * @throws io.locksmith.BackendUnavailableException if fewer than a majority of nodes can be reached
+     * @throws IllegalStateException if the Lettuce on the class path is older than this module supports
+     *     (the message names the version found, the range supported and how to select another)
      */
     public RedlockClient build() {
+      LettuceVersion.requireSupported();
       Objects.requireNonNull(nodeTimeout, "nodeTimeout");
       Objects.requireNonNull(retryDelay, "retryDelay");
       Objects.requireNonNull(waiterRecheck, "waiterRecheck");

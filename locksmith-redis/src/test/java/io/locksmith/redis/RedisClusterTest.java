@@ -4,6 +4,7 @@ import static io.locksmith.tck.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.lettuce.core.RedisCredentials;
 import io.lettuce.core.RedisURI;
 import io.locksmith.BackendUnavailableException;
 import io.locksmith.ClientOptions;
@@ -286,8 +287,10 @@ class RedisClusterTest {
     assertThat(seeds.get(0).getPort()).isEqualTo(7000);
     assertThat(seeds.get(1).getPort()).isEqualTo(6379);
     assertThat(seeds).allSatisfy(s -> {
-      assertThat(s.getUsername()).isEqualTo("locker");
-      assertThat(new String(s.getPassword())).isEqualTo("s3cret");
+      // through the credentials provider: RedisURI.getUsername()/getPassword() are gone in Lettuce 7
+      RedisCredentials credentials = s.getCredentialsProvider().resolveCredentials().block();
+      assertThat(credentials.getUsername()).isEqualTo("locker");
+      assertThat(new String(credentials.getPassword())).isEqualTo("s3cret");
       assertThat(s.isSsl()).isFalse();
     });
     assertThat(RedisClusterConnections.describe(seeds)).isEqualTo("redis-cluster://h1:7000,h2:6379");
