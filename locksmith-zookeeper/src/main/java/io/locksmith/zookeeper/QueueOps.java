@@ -914,9 +914,7 @@ final class QueueOps implements SemaphoreOps {
     try {
       backend.ensureOpen(what);
       String parent = backend.parent(side, name);
-      return backend.sync(parent, what).thenCompose(v -> backend.zk().call(what, cb -> backend.curator().getData()
-          .inBackground(cb).forPath(parent), Code.NONODE)).thenCompose(e -> {
-            int stored = Zk.code(e) == Code.NONODE ? 0 : parsePermits(e.getData());
+      return storedPermits(parent, what).thenCompose(stored -> {
             int permits = stored > 0 ? stored : declaredPermits;
             return queue(parent, what).thenCompose(queue -> holders(parent, queue, 0, what)
                 .thenApply(holders -> new SemaphoreInfo(name, permits, holders.size(), queue.size() - holders.size())));
@@ -924,6 +922,13 @@ final class QueueOps implements SemaphoreOps {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(Zk.translate(what, e));
     }
+  }
+
+  /** After a sync, the permit count stored on the semaphore's parent node: 0 if none is (or no parent). */
+  private CompletableFuture<Integer> storedPermits(String parent, String what) {
+    return backend.sync(parent, what).thenCompose(v -> backend.zk().call(what, cb -> backend.curator().getData()
+        .inBackground(cb).forPath(parent), Code.NONODE))
+        .thenApply(e -> Zk.code(e) == Code.NONODE ? 0 : parsePermits(e.getData()));
   }
 
   /**
@@ -936,9 +941,7 @@ final class QueueOps implements SemaphoreOps {
     try {
       backend.ensureOpen(what);
       String parent = backend.parent(side, name);
-      return backend.sync(parent, what).thenCompose(v -> backend.zk().call(what, cb -> backend.curator().getData()
-          .inBackground(cb).forPath(parent), Code.NONODE)).thenCompose(e -> {
-            int stored = Zk.code(e) == Code.NONODE ? 0 : parsePermits(e.getData());
+      return storedPermits(parent, what).thenCompose(stored -> {
             OptionalInt permits = stored > 0 ? OptionalInt.of(stored) : OptionalInt.empty();
             return queue(parent, what).thenCompose(queue -> holders(parent, queue, 0, what).thenCompose(holders -> {
               List<CompletableFuture<PermitHolder>> reads = new ArrayList<>();
