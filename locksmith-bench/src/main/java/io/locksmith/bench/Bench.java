@@ -138,6 +138,7 @@ public final class Bench {
     for (String peer : s.against()) {
       switch (peer) {
         case "raw" -> add.accept(new RawLettuceImpl(uri), List.of(uri));
+        case "fenced-minimal" -> add.accept(new FencedMinimalImpl(uri), List.of(uri));
         case "locksmith-fair" ->
             add.accept(new LocksmithImpl(peer, RedisLockClient.create(uri), io.locksmith.LockClient::fairLock),
                 List.of(uri));
@@ -193,7 +194,8 @@ public final class Bench {
   @FunctionalInterface
   interface CostSampler {
     /**
-     * @return requests per cycle and notifications per cycle (Redis: commands and PUBLISHes), or null
+     * @return requests per cycle and notifications per cycle (Redis: commands and PUBLISHes), optionally
+     *     followed by the server's microseconds and calls per cycle ({@link #serverCost}); or null
      */
     double[] sample(LockImpl impl, List<String> servers, Workload sample, long nanos) throws Exception;
   }
@@ -230,13 +232,13 @@ public final class Bench {
         s.duration().toMillis(), s.rtt().toNanos() / 1000, version, machine, results);
   }
 
-  /** Commands and PUBLISHes per cycle, from MONITOR on every server the implementation uses. */
+  /** What one implementation costs the server(s) per cycle; see {@link #serverCost}. */
   private static double[] sampleServerCost(LockImpl impl, List<String> servers, Duration rtt, Workload sample,
       long nanos) throws Exception {
     if (servers.isEmpty()) {
-      return null; // not Redis: no MONITOR
+      return null; // not Redis
     }
-    return monitored(servers, rtt, () -> sample.run(impl, nanos, false));
+    return serverCost(servers, rtt, () -> sample.run(impl, nanos, false));
   }
 
   /** Cycles that a sample run completes, counted by its caller. */
@@ -246,12 +248,41 @@ public final class Bench {
   }
 
   /**
+   * Two sample runs after the measured slices: one with MONITOR on every server (commands sent by clients,
+   * PUBLISHes, and which commands ran inside scripts), then one without it between {@code CONFIG RESETSTAT}
+   * and {@code INFO commandstats} (the server's own time and calls; MONITOR would slow the server down and
+   * inflate them). Either part is left out (a shorter or null array) where the server refuses it.
+   *
+   * @return commands, PUBLISHes, server microseconds and calls (scripts' inner ones included), each per
+   *     cycle; only the first two if the statistics cannot be read; null if MONITOR is not allowed or no
+   *     cycle completed
+   */
+  static double[] serverCost(List<String> servers, Duration rtt, SampleRun sample) throws Exception {
+    MonitorSample seen = monitored(servers, rtt, sample);
+    if (seen == null) {
+      return null;
+    }
+    double[] stats = CommandStats.sample(servers, rtt, seen.scriptCallsPerOp(), sample);
+    return stats == null ? new double[] {seen.commandsPerOp(), seen.publishesPerOp()}
+        : new double[] {seen.commandsPerOp(), seen.publishesPerOp(), stats[0], stats[1]};
+  }
+
+  /**
+   * What MONITOR saw, per cycle.
+   *
+   * @param commandsPerOp commands sent by clients
+   * @param publishesPerOp PUBLISHes from anywhere
+   * @param scriptCallsPerOp commands run inside scripts, by lower-case name
+   */
+  record MonitorSample(double commandsPerOp, double publishesPerOp, Map<String, Double> scriptCallsPerOp) {}
+
+  /**
    * Runs {@code sample} with MONITOR on every server and divides the commands and PUBLISHes seen by the
    * cycles it reports.
    *
-   * @return commands and PUBLISHes per cycle, or null if MONITOR is not allowed or no cycle completed
+   * @return the counts per cycle, or null if MONITOR is not allowed or no cycle completed
    */
-  static double[] monitored(List<String> servers, Duration rtt, SampleRun sample) throws Exception {
+  static MonitorSample monitored(List<String> servers, Duration rtt, SampleRun sample) throws Exception {
     List<Monitor> monitors = new ArrayList<>();
     try {
       for (String server : servers) {
@@ -266,12 +297,18 @@ public final class Bench {
       }
       long commands = 0;
       long publishes = 0;
+      Map<String, Double> inner = new java.util.TreeMap<>();
       for (Monitor m : monitors) {
         m.stop();
         commands += m.clientCommands();
         publishes += m.publishes();
+        m.scriptCalls().forEach((name, n) -> inner.merge(name, (double) n, Double::sum));
       }
-      return cycles == 0 ? null : new double[] {(double) commands / cycles, (double) publishes / cycles};
+      if (cycles == 0) {
+        return null;
+      }
+      inner.replaceAll((name, n) -> n / cycles);
+      return new MonitorSample((double) commands / cycles, (double) publishes / cycles, inner);
     } catch (IOException e) {
       return null; // MONITOR not allowed (e.g. a managed server): leave the field null
     } finally {
@@ -298,7 +335,7 @@ public final class Bench {
         anyHandoff ? w.handoffs.getValueAtPercentile(50) / 1000.0 : null,
         anyHandoff ? w.handoffs.getValueAtPercentile(99) / 1000.0 : null,
         contended ? min : null, contended ? max : null, w.timeouts,
-        scenario == Scenario.RW_MIX ? sides(w, seconds) : null);
+        scenario == Scenario.RW_MIX ? sides(w, seconds) : null).withServerTime(perOp);
   }
 
   /** The read side (threads {@code 0 .. readers-1}) and the write side (the others), each on its own. */

@@ -51,6 +51,8 @@ public record BenchReport(Scenario scenario, int threads, Integer readers, long 
       field(b, "acquireP50Micros", r.acquireP50Micros());
       field(b, "serverCommandsPerOp", r.serverCommandsPerOp());
       field(b, "wakeupsPerOp", r.wakeupsPerOp());
+      field(b, "serverMicrosPerOp", r.serverMicrosPerOp());
+      field(b, "serverCallsPerOp", r.serverCallsPerOp());
       field(b, "handoffP50Micros", r.handoffP50Micros());
       field(b, "handoffP99Micros", r.handoffP99Micros());
       field(b, "minThreadOps", r.minThreadOps());
@@ -106,13 +108,15 @@ public record BenchReport(Scenario scenario, int threads, Integer readers, long 
             || redisVersion.startsWith("ZooKeeper") ? redisVersion
             : "Redis " + redisVersion, machine,
         rttMicros == 0 ? "" : ", " + rttMicros + " µs round trip added to every server link"));
-    b.append(String.format(Locale.ROOT, "%-22s %12s %10s %10s %11s %9s %9s %11s %11s %s%n", "impl", "ops/s",
-        "p50 µs", "p99 µs", "acq p50 µs", "cmds/op", "pubs/op", "handoff p50", "handoff p99", "min/max per thread"));
+    b.append(String.format(Locale.ROOT, "%-22s %12s %10s %10s %11s %9s %9s %9s %9s %11s %11s %s%n", "impl",
+        "ops/s", "p50 µs", "p99 µs", "acq p50 µs", "cmds/op", "pubs/op", "srv µs/op", "calls/op", "handoff p50",
+        "handoff p99", "min/max per thread"));
     for (BenchResult r : results) {
-      b.append(String.format(Locale.ROOT, "%-22s %12.0f %10s %10s %11s %9s %9s %11s %11s %s%n", r.impl(),
+      b.append(String.format(Locale.ROOT, "%-22s %12.0f %10s %10s %11s %9s %9s %9s %9s %11s %11s %s%n", r.impl(),
           r.opsPerSec(), num(r.p50Micros(), 0), num(r.p99Micros(), 0), num(r.acquireP50Micros(), 0),
           num(r.serverCommandsPerOp(), 2),
-          num(r.wakeupsPerOp(), 2), num(r.handoffP50Micros(), 0), num(r.handoffP99Micros(), 0),
+          num(r.wakeupsPerOp(), 2), num(r.serverMicrosPerOp(), 1), num(r.serverCallsPerOp(), 2),
+          num(r.handoffP50Micros(), 0), num(r.handoffP99Micros(), 0),
           r.minThreadOps() == null ? "-" : r.minThreadOps() + "/" + r.maxThreadOps()));
     }
     if (scenario == Scenario.SEGMENTED && !results.isEmpty()) {

@@ -21,15 +21,44 @@ import java.util.List;
  * @param sides the rw-mix scenario: the read side and the write side on their own; null otherwise
  * @param processOps a run in several JVMs: the cycles each JVM completed, all its threads together, in
  *     process order; null for a run in one JVM
+ * @param serverMicrosPerOp microseconds the server(s) spent executing commands per cycle, from
+ *     {@code INFO commandstats} over a separate sample without MONITOR (scripts' inner commands counted
+ *     once, inside their script); null where not sampled
+ * @param serverCallsPerOp commands the server(s) executed per cycle, those run inside scripts included, same
+ *     sample
  */
 public record BenchResult(String impl, double opsPerSec, Double p50Micros, Double p99Micros,
     Double acquireP50Micros, Double serverCommandsPerOp, Double wakeupsPerOp, Double handoffP50Micros, Double handoffP99Micros,
-    Long minThreadOps, Long maxThreadOps, long abandonedWaits, Sides sides, List<Long> processOps) {
+    Long minThreadOps, Long maxThreadOps, long abandonedWaits, Sides sides, List<Long> processOps,
+    Double serverMicrosPerOp, Double serverCallsPerOp) {
 
   /** @throws NullPointerException if {@code impl} or an element of {@code processOps} is null */
   public BenchResult {
     java.util.Objects.requireNonNull(impl, "impl");
     processOps = processOps == null ? null : List.copyOf(processOps);
+  }
+
+  /** Results without the server's own statistics. */
+  public BenchResult(String impl, double opsPerSec, Double p50Micros, Double p99Micros, Double acquireP50Micros,
+      Double serverCommandsPerOp, Double wakeupsPerOp, Double handoffP50Micros, Double handoffP99Micros,
+      Long minThreadOps, Long maxThreadOps, long abandonedWaits, Sides sides, List<Long> processOps) {
+    this(impl, opsPerSec, p50Micros, p99Micros, acquireP50Micros, serverCommandsPerOp, wakeupsPerOp,
+        handoffP50Micros, handoffP99Micros, minThreadOps, maxThreadOps, abandonedWaits, sides, processOps, null,
+        null);
+  }
+
+  /**
+   * @param perOp a server cost sample: commands and PUBLISHes per cycle, then (if read) the server's
+   *     microseconds and calls per cycle; or null
+   * @return this result with the server's microseconds and calls from {@code perOp}, if it has them
+   */
+  BenchResult withServerTime(double[] perOp) {
+    if (perOp == null || perOp.length < 4) {
+      return this;
+    }
+    return new BenchResult(impl, opsPerSec, p50Micros, p99Micros, acquireP50Micros, serverCommandsPerOp,
+        wakeupsPerOp, handoffP50Micros, handoffP99Micros, minThreadOps, maxThreadOps, abandonedWaits, sides,
+        processOps, perOp[2], perOp[3]);
   }
 
   /** Results of a run in one JVM. */

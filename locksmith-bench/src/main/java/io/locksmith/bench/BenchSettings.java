@@ -10,8 +10,9 @@ import java.util.Objects;
  * What {@link Bench#run} does. Immutable.
  *
  * @param scenario the workload
- * @param against peers to run next to Locksmith: any of {@code raw, locksmith-fair, locksmith-rw,
- *     locksmith-semaphore, redisson, redisson-fair, redisson-fenced, spring} ({@code locksmith-rw} is the
+ * @param against peers to run next to Locksmith: any of {@code raw, fenced-minimal, locksmith-fair,
+ *     locksmith-rw, locksmith-semaphore, redisson, redisson-fair, redisson-fenced, spring}
+ *     ({@code fenced-minimal} is issue 27's minimal fenced lock, {@code locksmith-rw} is the
  *     write side of a read-write lock, {@code locksmith-semaphore} a one-permit semaphore); in the
  *     redlock scenario {@code redisson} adds RLock and RedissonRedLock,
  *     {@code raw} adds the single-node floor, a five-node parallel-quorum floor and, as a control, the
@@ -56,7 +57,7 @@ public record BenchSettings(Scenario scenario, List<String> against, Duration du
   public static final Duration DEFAULT_HOLD = Duration.ofMillis(2);
 
   /** Every peer name {@code against} accepts. */
-  public static final List<String> PEERS = List.of("raw", "locksmith-fair", "locksmith-rw",
+  public static final List<String> PEERS = List.of("raw", "fenced-minimal", "locksmith-fair", "locksmith-rw",
       "locksmith-semaphore", "redisson", "redisson-fair", "redisson-fenced", "spring");
 
   /**

@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Counts what a Redis server executes, through {@code MONITOR}: commands sent by clients (each one a
  * round trip's worth of server work) apart from commands run inside scripts, and {@code PUBLISH}es
- * wherever they come from (wake-ups). MONITOR slows the server down, so it is attached only for a
+ * wherever they come from (wake-ups), and by name the commands run inside scripts. MONITOR slows the server down, so it is attached only for a
  * separate sampling window, never while throughput is measured.
  */
 final class Monitor implements AutoCloseable {
@@ -20,6 +20,9 @@ final class Monitor implements AutoCloseable {
   private final Thread reader;
   private final AtomicLong clientCommands = new AtomicLong();
   private final AtomicLong publishes = new AtomicLong();
+  /** Commands run inside scripts, by lower-case name: what {@link CommandStats} takes out of the sum. */
+  private final java.util.concurrent.ConcurrentHashMap<String, AtomicLong> scriptCalls =
+      new java.util.concurrent.ConcurrentHashMap<>();
   private final String host;
   private final int port;
   private volatile boolean counting;
@@ -64,10 +67,12 @@ final class Monitor implements AutoCloseable {
           continue;
         }
         boolean fromScript = line.substring(0, close).contains(" lua");
+        String rest = line.substring(close + 1).trim().toLowerCase(java.util.Locale.ROOT);
         if (!fromScript) {
           clientCommands.incrementAndGet();
+        } else {
+          scriptCalls.computeIfAbsent(commandName(rest), k -> new AtomicLong()).incrementAndGet();
         }
-        String rest = line.substring(close + 1).trim().toLowerCase(java.util.Locale.ROOT);
         if (rest.startsWith("\"publish\"") || rest.startsWith("\"spublish\"")) {
           publishes.incrementAndGet();
         }
@@ -75,6 +80,12 @@ final class Monitor implements AutoCloseable {
     } catch (IOException closed) {
       // the socket was closed: done
     }
+  }
+
+  /** @return the command of a MONITOR line's {@code "name" "arg" …} part, e.g. {@code set} */
+  static String commandName(String quoted) {
+    int end = quoted.indexOf('"', 1);
+    return quoted.startsWith("\"") && end > 0 ? quoted.substring(1, end) : quoted;
   }
 
   void start() {
@@ -108,6 +119,13 @@ final class Monitor implements AutoCloseable {
 
   long publishes() {
     return publishes.get();
+  }
+
+  /** @return commands run inside scripts while counting, by lower-case name */
+  java.util.Map<String, Long> scriptCalls() {
+    java.util.Map<String, Long> calls = new java.util.TreeMap<>();
+    scriptCalls.forEach((name, n) -> calls.put(name, n.get()));
+    return calls;
   }
 
   @Override

@@ -71,7 +71,7 @@ final class MultiProcessBench {
       List<BenchResult> results = new ArrayList<>();
       for (int i = 0; i < names.size(); i++) {
         int index = i;
-        double[] perOp = Bench.monitored(List.of(server), Duration.ZERO,
+        double[] perOp = Bench.serverCost(List.of(server), Duration.ZERO,
             () -> runEverywhere(workers, index, Math.min(sliceNanos, 1_000_000_000L), false));
         List<WorkerReport> reports = new ArrayList<>();
         for (Worker w : workers) {

@@ -73,7 +73,8 @@ record WorkerReport(long ops, long timeouts, long measuredNanos, long[] perThrea
    *
    * @param impl the implementation's name
    * @param reports one per JVM, in process order
-   * @param perOp server commands and PUBLISHes per cycle, or null if not sampled
+   * @param perOp server commands and PUBLISHes per cycle, optionally the server's microseconds and calls
+   *     per cycle, or null if not sampled
    * @return the result
    * @throws IllegalArgumentException if there is no report or nothing was measured
    */
@@ -110,6 +111,6 @@ record WorkerReport(long ops, long timeouts, long measuredNanos, long[] perThrea
         any ? cycles.getValueAtPercentile(50) / 1000.0 : null, any ? cycles.getValueAtPercentile(99) / 1000.0 : null,
         acquires.getTotalCount() > 0 ? acquires.getValueAtPercentile(50) / 1000.0 : null,
         perOp == null ? null : perOp[0], perOp == null ? null : perOp[1], null, null,
-        min == Long.MAX_VALUE ? 0 : min, max, timeouts, null, perProcess);
+        min == Long.MAX_VALUE ? 0 : min, max, timeouts, null, perProcess).withServerTime(perOp);
   }
 }

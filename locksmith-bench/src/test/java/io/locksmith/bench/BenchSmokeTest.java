@@ -64,6 +64,40 @@ class BenchSmokeTest {
   }
 
   /**
+   * The server's own account (issue 27 item 4): every Redis implementation gets its server time and calls
+   * per cycle from {@code INFO commandstats}, and the calls count what the implementation really sends.
+   * raw: {@code SET} + the release script ({@code EVALSHA}) and its {@code GET} and {@code DEL} = 4;
+   * fenced-minimal: 2 scripts + {@code SET} + {@code INCR} + {@code GET} + {@code DEL} = 6. One thread on
+   * names that nobody else holds, so no acquire is ever retried and the counts are exact (the tolerance only
+   * absorbs rounding). No timed assertion: the microseconds are only checked to be there.
+   */
+  @Test
+  void theServerTimeColumnCountsEveryCallOnceIncludingThoseInsideScripts() throws Exception {
+    ByteArrayOutputStream progress = new ByteArrayOutputStream();
+    BenchReport report = Bench.run(new BenchSettings(Scenario.UNCONTENDED, List.of("raw", "fenced-minimal"),
+        Duration.ofSeconds(1), 0, null, List.of()).smoke(SMOKE, 1),
+        new PrintStream(progress, true, StandardCharsets.UTF_8));
+
+    assertThat(report.results()).extracting(BenchResult::impl).containsExactly("locksmith", "raw", "fenced-minimal");
+    for (BenchResult r : report.results()) {
+      assertThat(r.serverMicrosPerOp()).as(r.impl() + " server µs per cycle").isNotNull().isPositive();
+      assertThat(r.serverCallsPerOp()).as(r.impl() + " server calls per cycle").isNotNull()
+          .isGreaterThanOrEqualTo(r.serverCommandsPerOp());
+    }
+    org.assertj.core.data.Offset<Double> rounding = org.assertj.core.data.Offset.offset(0.01);
+    BenchResult raw = report.results().get(1);
+    assertThat(raw.serverCommandsPerOp()).as("raw: SET and the release script").isCloseTo(2.0, rounding);
+    assertThat(raw.serverCallsPerOp()).as("raw: SET, EVALSHA, GET, DEL").isCloseTo(4.0, rounding);
+    BenchResult fenced = report.results().get(2);
+    assertThat(fenced.serverCommandsPerOp()).as("fenced-minimal: two scripts").isCloseTo(2.0, rounding);
+    assertThat(fenced.serverCallsPerOp()).as("fenced-minimal: 2 EVALSHA, SET, INCR, GET, DEL")
+        .isCloseTo(6.0, rounding);
+    assertThat(report.toJson()).contains("\"impl\": \"fenced-minimal\"", "\"serverMicrosPerOp\": ",
+        "\"serverCallsPerOp\": 6.00");
+    assertThat(report.toTable()).contains("srv µs/op", "calls/op");
+  }
+
+  /**
    * The read/write mix on one read-write lock: both sides are reported on their own, per thread, and
    * neither starves (issue 12 item 5: the readers used to, under a stream of writers). The exclusive
    * lock runs the same mix as a baseline, its one lock taken for reads too.
