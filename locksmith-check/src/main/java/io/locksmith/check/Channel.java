@@ -14,6 +14,14 @@ interface Channel {
    */
   boolean write(String client, String lock, long token, long readFrom);
 
+  /**
+   * A reader's look at the register ({@link Register#peek}).
+   *
+   * @return the version seen
+   * @throws ChannelClosedException if the harness cannot be reached any more
+   */
+  long peek(String client, String lock, boolean again, long firstVersion);
+
   /** The harness went away or did not answer in time. */
   final class ChannelClosedException extends RuntimeException {
     private static final long serialVersionUID = 1L;

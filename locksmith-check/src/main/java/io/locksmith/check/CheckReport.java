@@ -66,6 +66,28 @@ public final class CheckReport {
     return f.maxOverlapNanos() / 1_000_000;
   }
 
+  /** @return the run's history, in order (tests) */
+  List<Event> events() {
+    return events;
+  }
+
+  /**
+   * @return read-write runs: writes the register applied while a reader held the read side (between its
+   *     two looks in one hold); 0 for the other kinds
+   */
+  public int writesUnderReadHolds() {
+    return f.writesUnderReadHolds().size();
+  }
+
+  /**
+   * @return writes under read holds ({@link #writesUnderReadHolds()}) whose read hold touches no fault
+   *     window (all of them for the fault {@code none})
+   */
+  long writesUnderReadHoldsOutsideFaultWindows() {
+    return f.writesUnderReadHolds().stream()
+        .filter(w -> f.faults().stream().noneMatch(window -> window.touches(w.asHold()))).count();
+  }
+
   /** @return accepted register writes later overwritten by a writer that had not read them */
   public int lostUpdates() {
     return f.lostUpdates();
@@ -248,10 +270,18 @@ public final class CheckReport {
       if (staleWritesAccepted() > 0) {
         broken.add(staleWritesAccepted() + " stale writes accepted" + under);
       }
+      if (writesUnderReadHolds() > 0) {
+        broken.add(writesUnderReadHolds() + " writes applied while a reader held the read side" + under);
+      }
     } else {
       long outside = overlapsOutsideFaultWindows();
       if (outside > 0) {
         broken.add(outside + " overlapping holds outside every fault window" + under);
+      }
+      long underRead = writesUnderReadHoldsOutsideFaultWindows();
+      if (underRead > 0) {
+        broken.add(underRead + " writes applied while a reader held the read side, outside every fault window"
+            + under);
       }
     }
     if (tokenRegressions() > 0 && !counterMayBeLost(settings.fault())) {
@@ -376,11 +406,14 @@ public final class CheckReport {
     m.put("backend", settings.backend().cliName());
     m.put("fault", settings.fault().cliName());
     m.put("fenced", settings.fenced());
+    m.put("kind", CheckSettings.kindName(settings.kind()));
     m.put("durationMillis", durationMillis);
     m.put("acquisitions", acquisitions());
     m.put("overlaps", overlaps());
     m.put("maxOverlapMillis", maxOverlapMillis());
     m.put("lostUpdates", lostUpdates());
+    // read-write runs: writes the register applied between a reader's two looks in one read hold
+    m.put("writesUnderReadHolds", writesUnderReadHolds());
     m.put("tokenRegressions", tokenRegressions());
     m.put("staleWritesAccepted", staleWritesAccepted());
     m.put("staleWritesRejected", staleWritesRejected());

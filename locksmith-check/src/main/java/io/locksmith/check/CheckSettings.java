@@ -8,7 +8,7 @@ import java.util.Objects;
  * Immutable and thread-safe; made with {@link #builder(CheckBackend, Fault)}, validated by
  * {@link Builder#build()}.
  *
- * <p>Defaults: 4 clients in 2 child JVMs (in-JVM backend: 4 harness threads), 2 lock names, 30 s,
+ * <p>Defaults: the exclusive lock, 4 clients in 2 child JVMs (in-JVM backend: 4 harness threads), 2 lock names, 30 s,
  * watched leases of 2 s, think time 5–25 ms, acquisition wait 5 s, unfenced, no extra CPU load, the
  * clients' default scheduling allowance, and the run lasts its whole duration (no
  * {@linkplain Builder#stopEarly early end}).
@@ -17,6 +17,7 @@ public final class CheckSettings {
   private final CheckBackend backend;
   private final Fault fault;
   private final boolean fenced;
+  private final io.locksmith.LockKind kind;
   private final int clients;
   private final int processes;
   private final int locks;
@@ -35,6 +36,7 @@ public final class CheckSettings {
     this.backend = b.backend;
     this.fault = b.fault;
     this.fenced = b.fenced;
+    this.kind = b.kind;
     this.clients = b.clients;
     this.processes = b.processes;
     this.locks = b.locks;
@@ -64,6 +66,7 @@ public final class CheckSettings {
   public Builder mutate() {
     Builder b = new Builder(backend, fault);
     b.fenced = fenced;
+    b.kind = kind;
     b.clients = clients;
     b.processes = processes;
     b.locks = locks;
@@ -93,6 +96,38 @@ public final class CheckSettings {
   /** @return whether the register admits tokens through a {@link io.locksmith.FenceGuard} */
   public boolean fenced() {
     return fenced;
+  }
+
+  /**
+   * @return the kind of lock the clients contend for: {@code EXCLUSIVE} ({@code LockClient.lock}), {@code
+   *     FAIR} ({@code fairLock}) or {@code READ_WRITE} (writers take the write side, every second worker
+   *     of a JVM is a reader on the read side)
+   */
+  public io.locksmith.LockKind kind() {
+    return kind;
+  }
+
+  /** The kinds a run can check, by command-line name. */
+  public static final java.util.List<String> KIND_NAMES = java.util.List.of("exclusive", "fair", "read-write");
+
+  /**
+   * @param kind a lock kind
+   * @return its command-line name, e.g. {@code read-write}
+   */
+  public static String kindName(io.locksmith.LockKind kind) {
+    return kind.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+  }
+
+  /**
+   * @param name {@code exclusive}, {@code fair} or {@code read-write}
+   * @return the kind
+   * @throws IllegalArgumentException for any other name (the message lists the kinds)
+   */
+  public static io.locksmith.LockKind parseKind(String name) {
+    if (!KIND_NAMES.contains(name)) {
+      throw new IllegalArgumentException("unknown lock kind '" + name + "'; kinds: " + String.join(", ", KIND_NAMES));
+    }
+    return io.locksmith.LockKind.valueOf(name.toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
   }
 
   /** @return the number of contending clients (worker threads in all) */
@@ -173,7 +208,8 @@ public final class CheckSettings {
 
   @Override
   public String toString() {
-    return backend.cliName() + " / " + fault.cliName() + (fenced ? " / fenced" : " / unfenced") + ", " + clients
+    return backend.cliName() + " / " + fault.cliName() + (fenced ? " / fenced" : " / unfenced")
+        + (kind == io.locksmith.LockKind.EXCLUSIVE ? "" : " / " + kindName(kind)) + ", " + clients
         + " clients in " + (processes == 0 ? "the harness" : processes + " JVMs") + ", " + locks + " locks, "
         + duration.toMillis() + " ms, " + (watched ? "watched " : "fixed ") + lease.toMillis() + " ms leases"
         + (load > 0 ? ", " + load + " busy-loop threads" : "")
@@ -187,6 +223,7 @@ public final class CheckSettings {
     private final CheckBackend backend;
     private final Fault fault;
     private boolean fenced;
+    private io.locksmith.LockKind kind = io.locksmith.LockKind.EXCLUSIVE;
     private int clients = 4;
     private int processes = 2;
     private int locks = 2;
@@ -212,6 +249,18 @@ public final class CheckSettings {
      */
     public Builder fenced(boolean fenced) {
       this.fenced = fenced;
+      return this;
+    }
+
+    /**
+     * Whether the backend offers the kind is known only from a client's {@code capabilities()}: the run
+     * checks it once the backend is up ({@link SafetyCheck.UnsupportedKindException}).
+     *
+     * @param kind {@code EXCLUSIVE} (the default), {@code FAIR} or {@code READ_WRITE}
+     * @return this builder
+     */
+    public Builder kind(io.locksmith.LockKind kind) {
+      this.kind = kind;
       return this;
     }
 
@@ -325,8 +374,8 @@ public final class CheckSettings {
 
     /**
      * @return the settings
-     * @throws NullPointerException if a duration is null
-     * @throws IllegalArgumentException if a value is out of range, the backend does not support the
+     * @throws NullPointerException if a duration or the kind is null
+     * @throws IllegalArgumentException if a value is out of range, the kind is {@code SEMAPHORE}, the backend does not support the
      *     fault (the message lists the faults it does support), or the duration is too short for one
      *     injection cycle of the fault (the message gives the minimum)
      */
@@ -336,6 +385,11 @@ public final class CheckSettings {
       Objects.requireNonNull(thinkMin, "thinkMin");
       Objects.requireNonNull(thinkMax, "thinkMax");
       Objects.requireNonNull(acquireWait, "acquireWait");
+      Objects.requireNonNull(kind, "kind");
+      if (kind == io.locksmith.LockKind.SEMAPHORE) {
+        throw new IllegalArgumentException("the checker runs the kinds " + String.join(", ", KIND_NAMES)
+            + ", not semaphores");
+      }
       if (!backend.supportedFaults().contains(fault)) {
         throw new IllegalArgumentException("backend " + backend.cliName() + " does not support fault "
             + fault.cliName() + "; it supports: " + backend.supportedFaults().stream().sorted()
@@ -372,6 +426,12 @@ public final class CheckSettings {
         throw new IllegalArgumentException("duration " + duration.toMillis() + " ms is too short for one injection of "
             + fault.cliName() + " with " + lease.toMillis() + " ms leases; it needs at least " + minimum + " ms ("
             + (minimum + 999) / 1000 + " s)");
+      }
+      int perJvm = backend.usesChildProcesses() ? processes : 1;
+      if (kind == io.locksmith.LockKind.READ_WRITE && clients <= perJvm) {
+        throw new IllegalArgumentException("read-write needs readers as well as writers: every second client of a "
+            + "JVM reads, so clients (" + clients + ") must exceed " + (backend.usesChildProcesses()
+            ? "processes (" + processes + ")" : "1"));
       }
       if (!backend.usesChildProcesses()) {
         processes = 0;

@@ -76,7 +76,52 @@ final class Checkers {
       List<Overlap> overlaps, long maxOverlapNanos, int lostUpdates, List<Regression> regressions,
       int staleWritesAccepted, int staleWritesRejected, int staleReadsRejected, int writesAccepted,
       int releasesLost, long maxUnavailableNanos, long maxGapNanos, List<FaultWindow> faults,
-      Map<String, Integer> lostUpdatesByLock, Map<String, Integer> staleWritesAcceptedByLock) {}
+      Map<String, Integer> lostUpdatesByLock, Map<String, Integer> staleWritesAcceptedByLock,
+      List<ReadHoldWrite> writesUnderReadHolds) {}
+
+  /**
+   * A write that the register applied while a reader held the read side of a read-write lock: between the
+   * reader's two looks at the register in one hold, the version changed. Both looks are inside the read
+   * hold, and the register orders them with every write, so this is a real writer inside a real read hold.
+   *
+   * @param startNanos the first look
+   * @param endNanos the second look
+   * @param firstVersion the version the first look saw
+   * @param secondVersion the version the second look saw
+   */
+  record ReadHoldWrite(String client, String lock, long startNanos, long endNanos, long firstVersion,
+      long secondVersion) {
+    /** @return a hold-shaped view of the reader's interval, for fault-window tests */
+    Hold asHold() {
+      return new Hold(-1, client, lock, 0, startNanos, startNanos, endNanos, true);
+    }
+  }
+
+  /**
+   * @param history the run's events in order
+   * @return every read hold (two {@code PEEK}s of one reader on one lock) between whose looks the
+   *     register's version changed
+   */
+  static List<ReadHoldWrite> writesUnderReadHolds(List<Event> history) {
+    Map<String, Event> firstLook = new HashMap<>();
+    List<ReadHoldWrite> found = new ArrayList<>();
+    for (Event e : history) {
+      if (e.op() != Event.Op.PEEK || e.type() != Event.Type.OK) {
+        continue;
+      }
+      String key = e.client() + "\u0000" + e.lock();
+      if (!Register.AGAIN.equals(e.detail())) {
+        firstLook.put(key, e);
+        continue;
+      }
+      Event first = firstLook.remove(key);
+      if (e.value() != e.readFrom()) {
+        found.add(new ReadHoldWrite(e.client(), e.lock(), first == null ? e.nanos() : first.nanos(), e.nanos(),
+            e.readFrom(), e.value()));
+      }
+    }
+    return found;
+  }
 
   static Findings check(List<Event> history, long runEndNanos) {
     List<Hold> holds = holds(history);
@@ -109,7 +154,8 @@ final class Checkers {
     Map<String, Integer> staleByLock = staleWritesAcceptedByLock(history, holds);
     return new Findings(holds.size(), acquireFail, acquireInfo, holds, overlaps, maxOverlap, sum(lostByLock),
         tokenRegressions(holds), sum(staleByLock), staleWritesRejected, staleReadsRejected,
-        writesAccepted, releasesLost, unavailable[0], unavailable[1], faults, lostByLock, staleByLock);
+        writesAccepted, releasesLost, unavailable[0], unavailable[1], faults, lostByLock, staleByLock,
+        writesUnderReadHolds(history));
   }
 
   private static int sum(Map<String, Integer> counts) {

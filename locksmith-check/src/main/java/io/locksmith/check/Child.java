@@ -51,7 +51,7 @@ final class Child {
         "-cp", System.getProperty("java.class.path"), ChildMain.class.getName(), spec, prefix,
         Integer.toString(threads), String.join(",", locks), Long.toString(s.lease().toMillis()),
         Boolean.toString(s.watched()), Long.toString(s.acquireWait().toMillis()),
-        s.schedulingAllowance().map(a -> Long.toString(a.toNanos())).orElse("default"));
+        s.schedulingAllowance().map(a -> Long.toString(a.toNanos())).orElse("default"), s.kind().name());
     Path log = workDir.resolve("child-" + index + ".log");
     Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
     List<String> clients = new ArrayList<>();
@@ -169,6 +169,8 @@ final class Child {
       if (f[2].equals("R")) {
         Register.ReadResult r = register.read(f[3], f[4], Long.parseLong(f[5]));
         send("A " + id + " " + (r.stale() ? 1 : 0) + " " + r.version() + " " + r.thinkMillis());
+      } else if (f[2].equals("P")) {
+        send("A " + id + " " + register.peek(f[3], f[4], f[5].equals("1"), Long.parseLong(f[6])));
       } else {
         boolean applied = register.write(f[3], f[4], Long.parseLong(f[5]), Long.parseLong(f[6]));
         send("A " + id + " " + (applied ? 1 : 0));

@@ -37,11 +37,11 @@ public final class ChildMain {
 
   /**
    * @param args {@code spec prefix threads lock,lock,... leaseMillis watched(true|false) waitMillis
-   *     allowanceNanos|default}
+   *     allowanceNanos|default kind}, kind a {@code LockKind} name
    */
   public static void main(String[] args) {
-    if (args.length != 8) {
-      System.err.println("usage: ChildMain spec prefix threads locks leaseMillis watched waitMillis allowance");
+    if (args.length != 9) {
+      System.err.println("usage: ChildMain spec prefix threads locks leaseMillis watched waitMillis allowance kind");
       System.exit(2);
     }
     PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
@@ -68,7 +68,9 @@ public final class ChildMain {
       channel.go.await();
       List<Thread> workers = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
-        Worker w = new Worker(args[1] + "-t" + t, client, options, locks, wait, channel, () -> channel.stopped);
+        io.locksmith.LockKind kind = io.locksmith.LockKind.valueOf(args[8]);
+        Worker w = new Worker(args[1] + "-t" + t, client, options, locks, wait, channel, () -> channel.stopped, kind,
+            Worker.reads(kind, t));
         Thread thread = new Thread(w, "check-worker-" + t);
         workers.add(thread);
         thread.start();
@@ -87,7 +89,7 @@ public final class ChildMain {
    * Builds the client, retrying an unavailable backend for up to {@link #CONNECT_PATIENCE}: a cold JVM
    * on a loaded machine can miss Redlock's 250 ms node timeout on its very first commands.
    */
-  private static LockClient connect(String spec, Duration schedulingAllowance) {
+  static LockClient connect(String spec, Duration schedulingAllowance) {
     long deadline = System.nanoTime() + CONNECT_PATIENCE.toNanos();
     while (true) {
       try {
@@ -172,6 +174,12 @@ public final class ChildMain {
     public Register.ReadResult read(String client, String lock, long token) {
       String[] f = request("R " + client + " " + lock + " " + token);
       return new Register.ReadResult(f[2].equals("1"), Long.parseLong(f[3]), Long.parseLong(f[4]));
+    }
+
+    @Override
+    public long peek(String client, String lock, boolean again, long firstVersion) {
+      String[] f = request("P " + client + " " + lock + " " + (again ? 1 : 0) + " " + firstVersion);
+      return Long.parseLong(f[2]);
     }
 
     @Override

@@ -20,8 +20,14 @@ record Event(long nanos, String client, Op op, Type type, String lock, long toke
     String detail) {
 
   /** Operations. */
-  /** {@code LOST}: a client's lease reported itself lost ({@code onLost} ran), with the lease's token. */
-  enum Op { ACQUIRE, RELEASE, READ, WRITE, FAULT, PROCESS, LOST }
+  /**
+   * {@code LOST}: a client's lease reported itself lost ({@code onLost} ran), with the lease's token.
+   * {@code SHARED_ACQUIRE} / {@code SHARED_RELEASE}: a reader of a read-write lock taking / releasing the
+   * read side (shared: never counted as holds of the exclusive checkers). {@code PEEK}: such a reader's
+   * look at the register (value: the version seen; the second look of a hold has detail {@link
+   * Register#AGAIN} and readFrom = the version of the first).
+   */
+  enum Op { ACQUIRE, RELEASE, READ, WRITE, FAULT, PROCESS, LOST, SHARED_ACQUIRE, SHARED_RELEASE, PEEK }
 
   /**
    * Outcomes. {@code INFO} is Jepsen's "indeterminate": the operation may or may not have taken effect

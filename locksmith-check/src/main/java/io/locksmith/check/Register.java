@@ -130,6 +130,27 @@ final class Register {
     }
   }
 
+  /** The detail of a reader's second look at the register within one read hold. */
+  static final String AGAIN = "again";
+
+  /**
+   * A reader's look at the register while it holds the read side of a read-write lock: no fence, no think
+   * time, never a fault's victim; only recorded (in the register's order), so that the checker can tell
+   * whether a write landed between a reader's two looks (see {@link Checkers#writesUnderReadHolds}).
+   *
+   * @param again false for the first look of a hold, true for the second
+   * @param firstVersion with {@code again}, what the first look saw
+   * @return the version seen
+   */
+  long peek(String client, String lock, boolean again, long firstVersion) {
+    long[] cell = cells.computeIfAbsent(lock, k -> new long[1]);
+    synchronized (cell) {
+      history.record(client, Event.Op.PEEK, Event.Type.OK, lock, 0, cell[0], again ? firstVersion : 0,
+          again ? AGAIN : "");
+      return cell[0];
+    }
+  }
+
   /** @return true if applied, false if refused as stale by the fence */
   boolean write(String client, String lock, long token, long readFrom) {
     history.record(client, Event.Op.WRITE, Event.Type.INVOKE, lock, token, 0, readFrom, "");

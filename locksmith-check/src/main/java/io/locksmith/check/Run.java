@@ -72,6 +72,7 @@ final class Run {
       log.println("check: starting " + settings.backend().description() + " ...");
       deployment = Deployment.start(settings);
       log.println("check: " + deployment.describe());
+      requireKind();
       LockOptions options = settings.watched() ? LockOptions.watched(settings.lease()) : LockOptions.fixed(settings.lease());
       if (settings.backend().usesChildProcesses()) {
         List<Child> first = new ArrayList<>();
@@ -90,7 +91,8 @@ final class Run {
         for (int i = 0; i < settings.clients(); i++) {
           LockClient client = deployment.newLocalClient(Clients.options(settings.schedulingAllowance().orElse(null)));
           localClients.add(client);
-          Worker w = new Worker("h-t" + i, client, options, locks, settings.acquireWait(), local, localStop::get);
+          Worker w = new Worker("h-t" + i, client, options, locks, settings.acquireWait(), local, localStop::get,
+              settings.kind(), Worker.reads(settings.kind(), i));
           localThreads.add(new Thread(w, "check-worker-" + i));
         }
       }
@@ -150,6 +152,30 @@ final class Run {
       } finally { // also when interrupted while joining the nemesis
         cleanUp(localClients, watchdog, completed);
       }
+    }
+  }
+
+  /**
+   * Asks one client of the backend, built as the clients will be, whether it offers the run's lock kind;
+   * the exclusive lock every backend offers.
+   *
+   * @throws SafetyCheck.UnsupportedKindException if it does not, naming the kinds it does
+   */
+  private void requireKind() {
+    if (settings.kind() == io.locksmith.LockKind.EXCLUSIVE) {
+      return;
+    }
+    io.locksmith.Capabilities capabilities;
+    try (LockClient probe = settings.backend().usesChildProcesses()
+        ? ChildMain.connect(deployment.clientSpec(0), settings.schedulingAllowance().orElse(null))
+        : deployment.newLocalClient(Clients.options(settings.schedulingAllowance().orElse(null)))) {
+      capabilities = probe.capabilities();
+    }
+    if (!capabilities.supports(settings.kind())) {
+      throw new SafetyCheck.UnsupportedKindException("backend " + settings.backend().cliName() + " ("
+          + capabilities.backend() + ") does not offer --kind " + CheckSettings.kindName(settings.kind())
+          + "; it offers: " + capabilities.lockKinds().stream().filter(k -> k != io.locksmith.LockKind.SEMAPHORE)
+          .sorted().map(CheckSettings::kindName).reduce((a, b) -> a + ", " + b).orElse(""));
     }
   }
 
@@ -245,6 +271,10 @@ final class Run {
 
     @Override public boolean write(String client, String lock, long token, long readFrom) {
       return register.write(client, lock, token, readFrom);
+    }
+
+    @Override public long peek(String client, String lock, boolean again, long firstVersion) {
+      return register.peek(client, lock, again, firstVersion);
     }
   }
 }

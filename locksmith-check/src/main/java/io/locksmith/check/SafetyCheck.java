@@ -35,6 +35,8 @@ public final class SafetyCheck {
    * @param log where progress lines go (the report is returned, not printed)
    * @return the report
    * @throws NullPointerException if an argument is null
+   * @throws UnsupportedKindException if the backend's clients do not offer the settings' lock kind (told
+   *     by their {@code capabilities()} once the backend is up; nothing is run)
    * @throws IllegalStateException if the backend or a client JVM cannot be started, or the run exceeded
    *     its hard deadline
    * @throws UncheckedIOException if the run's temporary directory or a client JVM cannot be created
@@ -51,6 +53,18 @@ public final class SafetyCheck {
       throw e;
     } catch (Exception e) {
       throw new IllegalStateException("check failed: " + e, e);
+    }
+  }
+
+  /**
+   * The backend does not offer the lock kind asked for ({@link CheckSettings#kind()}); the message names
+   * the kinds it does offer. A usage error, not an infrastructure failure.
+   */
+  public static final class UnsupportedKindException extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    UnsupportedKindException(String message) {
+      super(message);
     }
   }
 

@@ -444,4 +444,31 @@ class CheckReportTest {
       }
     }
   }
+
+  /**
+   * A write under a read hold is a broken promise where the fault must not break exclusion, and outside
+   * every fault window otherwise; inside a fault window (a paused writer's stale write landing under a
+   * reader) it is a finding.
+   */
+  @Test
+  void writesUnderReadHoldsAreJudgedLikeOverlaps() {
+    java.util.function.Function<long[], H> reader = span -> {
+      H h = new H().cycle("a", "L", 10, 0, 20, 0, 1).cycle("b", "L", 11, 40, 60, 1, 2);
+      h.events.add(new Event(span[0] * MS, "r", Op.PEEK, Type.OK, "L", 0, 1, 0, ""));
+      h.events.add(new Event(span[1] * MS, "r", Op.PEEK, Type.OK, "L", 0, 2, 1, Register.AGAIN));
+      return h;
+    };
+    CheckReport clean = reader.apply(new long[] {30, 70}).report(CheckBackend.REDIS, Fault.NONE, false);
+    assertThat(clean.writesUnderReadHolds()).isEqualTo(1);
+    assertThat(clean.brokenPromises()).anyMatch(b -> b.contains("1 writes applied while a reader held the read side"));
+    assertThat(clean.toJson()).contains("\"writesUnderReadHolds\": 1", "\"kind\": \"exclusive\"");
+
+    CheckReport inWindow = reader.apply(new long[] {30, 70}).fault(25, 80, null, "")
+        .report(CheckBackend.REDIS, Fault.PAUSE_HOLDER, true);
+    assertThat(inWindow.brokenPromises()).noneMatch(b -> b.contains("read side"));
+
+    CheckReport outside = reader.apply(new long[] {30, 70}).fault(200, 300, null, "")
+        .report(CheckBackend.REDIS, Fault.PAUSE_HOLDER, true);
+    assertThat(outside.brokenPromises()).anyMatch(b -> b.contains("read side, outside every fault window"));
+  }
 }

@@ -56,6 +56,38 @@ class CheckersTest {
     assertThat(f.maxGapNanos()).isEqualTo(69 * MS);
   }
 
+  /** A reader's two looks at the register within one read hold; {@code second} is what the second saw. */
+  private CheckersTest readHold(String client, String lock, long from, long to, long first, long second) {
+    ev(from, client, Op.SHARED_ACQUIRE, Type.OK, lock, 0, 0, 0);
+    ev(from + 1, client, Op.PEEK, Type.OK, lock, 0, first, 0);
+    h.add(new Event((to - 1) * MS, client, Op.PEEK, Type.OK, lock, 0, second, first, Register.AGAIN));
+    ev(to, client, Op.SHARED_RELEASE, Type.INVOKE, lock, 0, 0, 0);
+    return this;
+  }
+
+  @Test
+  void aWriteUnderAReadHoldIsFoundAndSharedHoldsAreNoExclusiveHolds() {
+    // two readers share L while no writer holds it; a writer before and after: nothing to report
+    cycle("w", "L", 10, 0, 20, 0, 1).readHold("r1", "L", 25, 60, 1, 1).readHold("r2", "L", 30, 70, 1, 1)
+        .cycle("w", "L", 11, 75, 90, 1, 2);
+    Checkers.Findings clean = check(100);
+    assertThat(clean.writesUnderReadHolds()).isEmpty();
+    assertThat(clean.overlaps()).as("readers are not exclusive holds").isEmpty();
+    assertThat(clean.acquisitions()).isEqualTo(2);
+
+    // a writer inside r1's read hold (a broken read-write lock): version 1 at the first look, 2 at the second
+    h.clear();
+    cycle("w", "L", 10, 0, 20, 0, 1).readHold("r1", "L", 25, 60, 1, 2).cycle("w", "L", 11, 30, 50, 1, 2);
+    Checkers.Findings broken = check(100);
+    assertThat(broken.writesUnderReadHolds()).hasSize(1);
+    Checkers.ReadHoldWrite w = broken.writesUnderReadHolds().get(0);
+    assertThat(w.client()).isEqualTo("r1");
+    assertThat(w.startNanos()).isEqualTo(26 * MS);
+    assertThat(w.endNanos()).isEqualTo(59 * MS);
+    assertThat(w.secondVersion()).isEqualTo(2);
+    assertThat(broken.lostUpdates()).as("the writer itself lost nothing").isZero();
+  }
+
   @Test
   void aKnownOverlapIsFoundWithItsLength() {
     // a holds L from 1 to 100 (conservatively); b holds it from 41 to 70: 29 ms of overlap

@@ -40,14 +40,19 @@ final class CheckCommand {
 
   static String help() {
     StringBuilder sb = new StringBuilder();
-    sb.append("usage: locksmith check --backend B --fault F [--fenced|--unfenced] [--clients N] [--processes N]\n")
-        .append("         [--locks M] [--duration 30s] [--lease 2s] [--fixed-lease] [--load N]\n")
+    sb.append("usage: locksmith check --backend B --fault F [--kind exclusive|fair|read-write] [--fenced|--unfenced]\n")
+        .append("         [--clients N] [--processes N] [--locks M] [--duration 30s] [--lease 2s] [--fixed-lease] [--load N]\n")
         .append("         [--scheduling-allowance 25ms] [--json FILE] [--html FILE]\n")
         .append("       locksmith check --self-test [--duration 10s] [--json FILE] [--html FILE]\n\n")
         .append("Starts the backend on loopback, runs N clients (threads in child JVMs) that read, think and write a\n")
         .append("register under M locks, injects the fault, and checks the recorded history. --load N runs N\n")
         .append("CPU-bound busy-loop threads beside the clients; --scheduling-allowance builds the clients with that\n")
-        .append("allowance (0 for the clock-drift allowance alone; default: the clients' default).\n\nbackends:\n");
+        .append("allowance (0 for the clock-drift allowance alone; default: the clients' default).\n")
+        .append("--kind: the lock the clients take: exclusive (default), fair (LockClient.fairLock), or read-write:\n")
+        .append("writers take the write side and write the register, every second client of a JVM takes the read\n")
+        .append("side and only looks at the register twice per hold; a write between its looks is reported\n")
+        .append("(writesUnderReadHolds). A backend whose clients do not offer the kind is a usage error (exit 2).\n")
+        .append("\nbackends:\n");
     for (CheckBackend b : CheckBackend.values()) {
       sb.append(String.format("  %-9s %s; faults: %s%n", b.cliName(), b.description(),
           b.supportedFaults().stream().sorted().map(Fault::cliName).collect(Collectors.joining(", "))));
@@ -88,6 +93,7 @@ final class CheckCommand {
       CheckBackend b = CheckBackend.parse(backend);
       CheckSettings.Builder builder = CheckSettings.builder(b, Fault.parse(fault))
           .fenced(args.flag("fenced"))
+          .kind(CheckSettings.parseKind(args.get("kind", "exclusive")))
           .clients(args.intValue("clients", 4, 1, 64))
           .locks(args.intValue("locks", 2, 1, 64))
           .duration(args.duration("duration", Duration.ofSeconds(30)))
@@ -108,6 +114,8 @@ final class CheckCommand {
     CheckReport report;
     try {
       report = SafetyCheck.run(settings, out);
+    } catch (SafetyCheck.UnsupportedKindException e) {
+      throw new Args.UsageException(e.getMessage());
     } catch (RuntimeException | InterruptedException e) {
       return infrastructureFailed(e, out);
     }
