@@ -168,6 +168,18 @@ class LockKindsTest {
         .allMatch(e -> e.client().endsWith("-t1"));
   }
 
+  /** ZooKeeper's fair lock (its exclusive lock is fair already) and its read-write lock, in child JVMs. */
+  @Test
+  @Timeout(150)
+  void zooKeeperRunsTakeTheFairLockAndTheReadWriteLock() throws Exception {
+    for (LockKind kind : List.of(LockKind.FAIR, LockKind.READ_WRITE)) {
+      CheckReport r = SafetyCheck.run(CheckSettings.builder(CheckBackend.ZOOKEEPER, Fault.NONE).kind(kind)
+          .duration(Duration.ofSeconds(60)).lease(Duration.ofSeconds(4), true).stopEarly(30, 0).build(), log);
+      assertThat(r.acquisitions()).as(log()).isGreaterThanOrEqualTo(30);
+      assertThat(r.brokenPromises()).as(r.toTable()).isEmpty();
+    }
+  }
+
   @Test
   @Timeout(60)
   void aBackendWithoutTheKindIsRefusedNamingTheKindsItHas() throws Exception {

@@ -207,6 +207,28 @@ class MainTest {
         .contains("--fenced and --unfenced exclude each other");
   }
 
+  /**
+   * {@code --kind}: a bad name is refused at once; a backend whose clients lack the kind (H2's JDBC
+   * backend has no fair lock while this is written) is refused once it is up, before any client contends,
+   * with exit 2 and the kinds it has.
+   */
+  @Test
+  void checkKindIsParsedAndABackendWithoutItIsAUsageError() {
+    assertThat(Main.run(new String[] {"check", "--help"}, out, err)).isZero();
+    assertThat(outBytes.toString(StandardCharsets.UTF_8)).contains("--kind exclusive|fair|read-write",
+        "writesUnderReadHolds");
+    assertThat(Main.run(new String[] {"check", "--backend", "redis", "--fault", "none", "--kind", "semaphore"},
+        out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"check", "--backend", "redis", "--fault", "none", "--kind", "read-write",
+        "--clients", "2"}, out, err)).isEqualTo(2);
+    assertThat(Main.run(new String[] {"check", "--backend", "h2", "--fault", "none", "--kind", "fair",
+        "--duration", "5s"}, out, err)).isEqualTo(2);
+    assertThat(errBytes.toString(StandardCharsets.UTF_8))
+        .contains("unknown lock kind 'semaphore'; kinds: exclusive, fair, read-write")
+        .contains("read-write needs readers as well as writers")
+        .contains("backend h2 (jdbc-h2) does not offer --kind fair; it offers: exclusive");
+  }
+
   @Test
   void anUnreachableServerIsAClearErrorNotAHang() {
     int port;
