@@ -494,10 +494,8 @@ public final class JdbcLockClient extends ForwardingLockClient {
     }
 
     private static String problem(Db db, Sql sql) {
-      List<String> probes = new ArrayList<>(List.of(sql.probeLocks(), sql.probePermits(), sql.probeSequence()));
-      if (sql.dialect == JdbcDialect.POSTGRESQL) {
-        probes.add(sql.probeWaiters());
-      }
+      // the waiters table: PostgreSQL's wake-ups, and every dialect's fair lock queue
+      List<String> probes = List.of(sql.probeLocks(), sql.probePermits(), sql.probeSequence(), sql.probeWaiters());
       return Futures.join(db.call("check the lock tables", c -> probe(c, probes), null));
     }
 
