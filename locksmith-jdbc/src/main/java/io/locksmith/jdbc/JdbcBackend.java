@@ -29,8 +29,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The JDBC backend: the exclusive lease lock (this class), the fair lock ({@link JdbcFairOps}) and the
- * semaphore ({@link JdbcSemaphoreOps}) over one table, its permits and waiters tables and one token sequence, with the statements of one dialect
- * ({@link Sql}). All blocking work runs through {@link Db}. Thread-safe.
+ * semaphore ({@link JdbcSemaphoreOps}) over one table, its permits and waiters tables and one token
+ * sequence, with the statements of one dialect ({@link Sql}). All blocking work runs through {@link Db}.
+ * Thread-safe.
  */
 final class JdbcBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(JdbcBackend.class);
@@ -641,7 +642,8 @@ final class JdbcBackend implements LockBackend {
   /**
    * Deletes rows whose last lease ended more than {@code grace} ago (fair locks' only when nobody queues
    * for them), expired permits, the meta rows of semaphores without permits (unless their count was set
-   * by {@code setPermits}) and dead waiters' registrations and fair queue places of this client's namespace. Hygiene only: expired rows are taken over anyway.
+   * by {@code setPermits}) and dead waiters' registrations and fair queue places of this client's
+   * namespace. Hygiene only: expired rows are taken over anyway.
    */
   CompletableFuture<Integer> purgeExpired(Duration grace) {
     return db.call("purge expired rows", c -> {
