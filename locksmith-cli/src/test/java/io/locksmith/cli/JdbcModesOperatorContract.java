@@ -111,6 +111,61 @@ abstract class JdbcModesOperatorContract {
     assertThat(permit.fencingToken()).isPositive();
   }
 
+  /**
+   * The fair lock (lease mode, kind F) with two queued waiters of another client: shown with its queue by a
+   * plain inspect and by --kind fair, named by --kind lock and by a plain unlock (which unlocks nothing),
+   * listed, and force-unlocked by unlock --kind fair, after which the head of the queue is granted.
+   */
+  @Test
+  void aFairLockWithQueuedWaitersIsShownListedAndUnlocked() throws Exception {
+    JdbcLockClient app = app(JdbcLockMode.LEASE);
+    JdbcLockClient queue = app(JdbcLockMode.LEASE);
+    Lease lease = app.fairLock("payouts", LockOptions.watched(Duration.ofSeconds(30))).acquire();
+    CountDownLatch lost = new CountDownLatch(1);
+    lease.onLost(lost::countDown);
+    java.util.concurrent.CompletableFuture<Lease> head = queue.fairLock("payouts").acquireAsync(Duration.ofSeconds(60))
+        .toCompletableFuture();
+    awaitQueued(app, "payouts", 1);
+    java.util.concurrent.CompletableFuture<Lease> second = queue.fairLock("payouts")
+        .acquireAsync(Duration.ofSeconds(60)).toCompletableFuture();
+    awaitQueued(app, "payouts", 2);
+
+    assertThat(run("inspect", "payouts")).as(out()).isZero();
+    assertThat(out()).contains("fair lock 'payouts'", app.clientId(), "token     " + lease.fencingToken(),
+        "waiters   2").doesNotContain("is free");
+    assertThat(run("inspect", "--kind", "lock", "payouts")).as(out()).isZero();
+    assertThat(out()).contains("lock 'payouts' is free", "note: 'payouts' is held as a fair lock (--kind fair)");
+    assertThat(run("list")).as(out()).isZero();
+    assertThat(out()).containsPattern("(?m)^fair\\s+payouts\\s+" + java.util.regex.Pattern.quote(app.clientId())
+        + ":\\S+\\s+1\\s+\\d+ ms\\s+" + lease.fencingToken() + "\\s+2\\s*$");
+    assertThat(run("list", "--kind", "lock")).as(out()).isZero();
+    assertThat(out()).doesNotContain("payouts");
+
+    assertThat(run("unlock", "payouts")).as("a plain unlock acts on the exclusive lock: " + out())
+        .isEqualTo(OperatorCommand.NOT_THERE);
+    assertThat(out()).contains("nothing was unlocked", "held as a fair lock (--kind fair)");
+    assertThat(lease.state()).isEqualTo(LeaseState.HELD);
+    assertThat(run("unlock", "--kind", "fair", "payouts")).as(out()).isZero();
+    assertThat(out()).contains("unlocked fair 'payouts'", "token " + lease.fencingToken());
+    Lease next = head.get(30, TimeUnit.SECONDS);
+    assertThat(next.fencingToken()).as("the head of the queue, granted after the unlock")
+        .isGreaterThan(lease.fencingToken());
+    assertThat(second).isNotDone();
+    // told at once on PostgreSQL; at its next renewal (10 s into a 30 s lease) elsewhere; 30 s is only a deadline
+    assertThat(lost.await(30, TimeUnit.SECONDS)).as("the evicted holder finds its lease lost").isTrue();
+    next.release();
+    second.get(30, TimeUnit.SECONDS).release();
+  }
+
+  /** Waits (polling the holder's view, at most 10 s) until {@code count} waiters are queued on the fair lock. */
+  private static void awaitQueued(JdbcLockClient observer, String name, int count) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (observer.fairLock(name).inspect().map(i -> i.waiters()).orElse(-1) != count) {
+      assertThat(System.nanoTime() - deadline).as("%d waiter(s) queued on '%s'", count, name).isNegative();
+      Thread.sleep(5); // polls a condition, as an assertion does; nothing is synchronised by the pause
+    }
+  }
+
   @Test
   void aRowLockIsNeverCalledFree() throws Exception {
     JdbcLockClient app = app(JdbcLockMode.ROW_LOCK);

@@ -28,14 +28,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The JDBC backend: the exclusive lease lock (this class) and the semaphore ({@link JdbcSemaphoreOps})
- * over one table, its permits table and one token sequence, with the statements of one dialect
- * ({@link Sql}). All blocking work runs through {@link Db}. Thread-safe.
+ * The JDBC backend: the exclusive lease lock (this class), the fair lock ({@link JdbcFairOps}) and the
+ * semaphore ({@link JdbcSemaphoreOps}) over one table, its permits and waiters tables and one token
+ * sequence, with the statements of one dialect ({@link Sql}). All blocking work runs through {@link Db}.
+ * Thread-safe.
  */
 final class JdbcBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(JdbcBackend.class);
   static final char LOCK = 'L';
   static final char SEMAPHORE = 'S';
+  static final char FAIR = 'F';
   /** First field of an eviction notice. */
   static final char EVICTED = 'E';
 
@@ -51,6 +53,8 @@ final class JdbcBackend implements LockBackend {
   private io.locksmith.spi.BackendEvents events = io.locksmith.spi.BackendEvents.NONE;
   private PgListener listener;
   private JdbcSemaphoreOps semaphoreWakes;
+  /** The fair lock's operations (its rows and queue are kind {@link #FAIR}). */
+  final JdbcFairOps fair;
   /** PostgreSQL: names this client saw contended lately, to pick the cheaper statements for the others. */
   private final Contention contention = new Contention();
   /** Which grants that came after their call timed out may be given back (lock and semaphore). */
@@ -66,7 +70,8 @@ final class JdbcBackend implements LockBackend {
     this.sql = new Sql(settings.dialect(), settings.table());
     this.db = db;
     this.capabilities = new Capabilities("jdbc-" + settings.dialect().name().toLowerCase(java.util.Locale.ROOT),
-        EnumSet.of(LockKind.EXCLUSIVE, LockKind.SEMAPHORE), FencingGuarantee.STRICT, notifies());
+        EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR, LockKind.SEMAPHORE), FencingGuarantee.STRICT, notifies());
+    this.fair = new JdbcFairOps(this);
   }
 
   boolean notifies() {
@@ -97,8 +102,7 @@ final class JdbcBackend implements LockBackend {
     if (payload.startsWith(EVICTED + "\n")) {
       String[] f = payload.split("\n", 4);
       if (f.length == 4 && f[1].length() == 1) {
-        events.ownerEvicted(f[1].charAt(0) == SEMAPHORE ? io.locksmith.spi.HoldKind.PERMIT
-            : io.locksmith.spi.HoldKind.EXCLUSIVE, f[3], f[2], "force-unlocked by an operator");
+        events.ownerEvicted(holdKind(f[1].charAt(0)), f[3], f[2], "force-unlocked by an operator");
       }
       return;
     }
@@ -116,6 +120,8 @@ final class JdbcBackend implements LockBackend {
     if (!sink.wake(name, waiterId)) {
       if (kind == SEMAPHORE) {
         semaphoreWakes.passWakeup(name, waiterId);
+      } else if (kind == FAIR) {
+        fair.passWakeup(name, waiterId);
       } else {
         passWakeup(name, waiterId);
       }
@@ -125,6 +131,22 @@ final class JdbcBackend implements LockBackend {
   @Override
   public Capabilities capabilities() {
     return capabilities;
+  }
+
+  @Override
+  public io.locksmith.spi.LockOps ops(io.locksmith.spi.Primitive primitive) {
+    return primitive == io.locksmith.spi.Primitive.FAIR ? fair : LockBackend.super.ops(primitive);
+  }
+
+  /** The kind of hold a row kind letter stands for, for eviction notices. */
+  static io.locksmith.spi.HoldKind holdKind(char kind) {
+    return kind == SEMAPHORE ? io.locksmith.spi.HoldKind.PERMIT
+        : kind == FAIR ? io.locksmith.spi.HoldKind.FAIR : io.locksmith.spi.HoldKind.EXCLUSIVE;
+  }
+
+  /** Where this client's wake-ups go (set by {@link #open}). */
+  WakeupSink sink() {
+    return sink;
   }
 
   @Override
@@ -426,13 +448,20 @@ final class JdbcBackend implements LockBackend {
   /** One batch of owner-checked expiry updates; {@code withKind}: the statement has a kind column. */
   List<Boolean> renewRows(Connection c, String statement, List<RenewRequest> requests, boolean withKind)
       throws SQLException {
+    return renewRows(c, statement, requests, withKind ? LOCK : 0);
+  }
+
+  /** One batch of owner-checked expiry updates of rows of {@code kind}, or without a kind column if 0. */
+  List<Boolean> renewRows(Connection c, String statement, List<RenewRequest> requests, char kind)
+      throws SQLException {
+    boolean withKind = kind != 0;
     try (PreparedStatement ps = db.prepare(c, statement)) {
       for (RenewRequest r : requests) {
         int i = 1;
         ps.setLong(i++, r.leaseMillis());
         ps.setString(i++, namespace);
         if (withKind) {
-          ps.setString(i++, String.valueOf(LOCK));
+          ps.setString(i++, String.valueOf(kind));
         }
         ps.setString(i++, r.name());
         ps.setString(i, r.owner());
@@ -458,7 +487,7 @@ final class JdbcBackend implements LockBackend {
         ps.setLong(i++, r.leaseMillis());
         ps.setString(i++, namespace);
         if (withKind) {
-          ps.setString(i++, String.valueOf(LOCK));
+          ps.setString(i++, String.valueOf(kind));
         }
         ps.setString(i++, r.name());
         ps.setString(i, r.owner());
@@ -568,8 +597,7 @@ final class JdbcBackend implements LockBackend {
       int colon = owner.indexOf(':');
       String ownerClient = colon > 0 ? owner.substring(0, colon) : owner;
       if (ownerClient.equals(clientId)) {
-        events.ownerEvicted(kind == SEMAPHORE ? io.locksmith.spi.HoldKind.PERMIT : io.locksmith.spi.HoldKind.EXCLUSIVE,
-            name, owner, "force-unlocked by an operator");
+        events.ownerEvicted(holdKind(kind), name, owner, "force-unlocked by an operator");
       } else if (notifies()) {
         try (PreparedStatement ps = db.prepare(c, "SELECT pg_notify(?, ?)")) {
           ps.setString(1, "locksmith_" + ownerClient);
@@ -612,9 +640,10 @@ final class JdbcBackend implements LockBackend {
   }
 
   /**
-   * Deletes rows whose last lease ended more than {@code grace} ago, expired permits, the meta rows of
-   * semaphores without permits (unless their count was set by {@code setPermits}) and dead waiters'
-   * registrations of this client's namespace. Hygiene only: expired rows are taken over anyway.
+   * Deletes rows whose last lease ended more than {@code grace} ago (fair locks' only when nobody queues
+   * for them), expired permits, the meta rows of semaphores without permits (unless their count was set
+   * by {@code setPermits}) and dead waiters' registrations and fair queue places of this client's
+   * namespace. Hygiene only: expired rows are taken over anyway.
    */
   CompletableFuture<Integer> purgeExpired(Duration grace) {
     return db.call("purge expired rows", c -> {
@@ -639,6 +668,7 @@ final class JdbcBackend implements LockBackend {
           n += ps.executeUpdate();
         }
       }
+      n += fair.purge(c, grace);
       return n;
     }, null);
   }

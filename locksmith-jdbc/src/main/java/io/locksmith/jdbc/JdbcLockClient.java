@@ -34,8 +34,9 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p><b>The table.</b> One row per lock name (owner, hold count, fencing token, expiry), a permits table
- * for semaphores, on PostgreSQL a waiters table, and a sequence for tokens; the DDL of each dialect is
+ * <p><b>The table.</b> One row per lock name and kind (owner, hold count, fencing token, expiry), a permits
+ * table for semaphores, a waiters table (fair lock queues; on PostgreSQL also the waiters to wake), and a
+ * sequence for tokens; the DDL of each dialect is
  * {@link #ddl(JdbcDialect, String)}. Nothing is created silently: {@link Builder#build()} fails with a
  * {@link BackendConfigurationException} that shows the DDL when the table is missing or has other
  * columns, unless the application asked for {@link Builder#createTableIfMissing()}.
@@ -57,6 +58,11 @@ import org.slf4j.LoggerFactory;
  * waiter. On MariaDB and H2 waiters poll with capped exponential backoff and jitter ({@link
  * Builder#pollInterval(Duration, Duration)}), and a release wakes a waiter of the same client at once.
  * Every waiter also re-checks when the holder's lease would run out.
+ *
+ * <p><b>Fair locks</b> ({@link #fairLock(String)}, lease mode) are granted in order of arrival by the
+ * database clock: a queue in the waiters table, one place per waiting acquisition, that expires {@link
+ * Builder#fairQueueTimeout(Duration)} after the waiter last asked; a release wakes the head of the queue
+ * only. The pinned modes do not offer them.
  *
  * <p><b>Failure.</b> Every call is bounded by {@link Builder#commandTimeout(Duration)}: borrowing a
  * connection, each statement (query timeout) and each socket read (network timeout). A database that
@@ -88,6 +94,11 @@ public final class JdbcLockClient extends ForwardingLockClient {
   public static final Duration DEFAULT_POLL_MIN = Duration.ofMillis(5);
   /** Default longest polling interval on MariaDB and H2, 250 ms. */
   public static final Duration DEFAULT_POLL_MAX = Duration.ofMillis(250);
+  /**
+   * Default time a fair lock waiter's place in the queue outlives its last attempt, 5 s: how long a waiter
+   * that died without giving up its place holds up the waiters behind it.
+   */
+  public static final Duration DEFAULT_FAIR_QUEUE_TIMEOUT = JdbcFairOps.DEFAULT_PLACE_TIMEOUT;
   /** Default number of statements one client runs at once (and connections it borrows), 16. */
   public static final int DEFAULT_MAX_CONCURRENCY = 16;
   /**
@@ -156,8 +167,8 @@ public final class JdbcLockClient extends ForwardingLockClient {
 
   /**
    * @param dialect a database
-   * @return the DDL script that creates the default table {@value #DEFAULT_TABLE}, its permits (and on
-   *     PostgreSQL waiters) table and its token sequence, with comments
+   * @return the DDL script that creates the default table {@value #DEFAULT_TABLE}, its permits and waiters
+   *     tables and its token sequence, with comments
    * @throws NullPointerException if {@code dialect} is null
    */
   public static String ddl(JdbcDialect dialect) {
@@ -275,6 +286,7 @@ public final class JdbcLockClient extends ForwardingLockClient {
     private Duration waiterRecheck = DEFAULT_WAITER_RECHECK;
     private Duration pollMin = DEFAULT_POLL_MIN;
     private Duration pollMax = DEFAULT_POLL_MAX;
+    private Duration fairQueueTimeout = DEFAULT_FAIR_QUEUE_TIMEOUT;
     private int maxConcurrency = DEFAULT_MAX_CONCURRENCY;
     private Duration purgeEvery;
     private boolean createTable;
@@ -368,6 +380,18 @@ public final class JdbcLockClient extends ForwardingLockClient {
     }
 
     /**
+     * @param timeout how long a fair lock waiter's place in the queue outlives its last attempt (a live
+     *     waiter asks again within a third of it): a waiter that died holds up the ones behind it for at
+     *     most this long; default 5 s, 100 ms to 1 h. Clients of one table may differ (each place carries
+     *     its own expiry)
+     * @return this builder
+     */
+    public Builder fairQueueTimeout(Duration timeout) {
+      this.fairQueueTimeout = timeout;
+      return this;
+    }
+
+    /**
      * @param max how many statements this client runs at once, i.e. how many connections it borrows at
      *     once; further calls queue (within their command timeout); default 16, 1 to 256
      * @return this builder
@@ -434,11 +458,13 @@ public final class JdbcLockClient extends ForwardingLockClient {
       Objects.requireNonNull(pollMax, "pollInterval max");
       Objects.requireNonNull(options, "options");
       Objects.requireNonNull(mode, "mode");
+      Objects.requireNonNull(fairQueueTimeout, "fairQueueTimeout");
       checkTable(table);
       within("commandTimeout", commandTimeout, Duration.ofMillis(1), MAX_COMMAND_TIMEOUT);
       within("waiterRecheck", waiterRecheck, Duration.ofMillis(10), Duration.ofHours(1));
       within("pollInterval min", pollMin, Duration.ofMillis(1), Duration.ofMinutes(1));
       within("pollInterval max", pollMax, pollMin, Duration.ofMinutes(1));
+      within("fairQueueTimeout", fairQueueTimeout, Duration.ofMillis(100), Duration.ofHours(1));
       if (purgeEvery != null) {
         within("purgeEvery", purgeEvery, Duration.ofSeconds(1), Duration.ofDays(1));
       }
@@ -471,6 +497,9 @@ public final class JdbcLockClient extends ForwardingLockClient {
             waiterRecheck, pollMin, pollMax, maxConcurrency);
         io.locksmith.spi.LockBackend backend = mode == JdbcLockMode.LEASE ? new JdbcBackend(settings, db)
             : new PinnedBackend(settings, mode, db);
+        if (backend instanceof JdbcBackend lease) {
+          lease.fair.placeTimeout(fairQueueTimeout);
+        }
         JdbcLockClient client = new JdbcLockClient(backend, db, settings, mode, options, purgeEvery);
         log.info("JDBC lock client {} started on {} (mode {}, table {}, namespace '{}'{})", client.clientId(), d,
             mode, table, options.namespace(), options.clientName().map(n -> ", name '" + n + "'").orElse(""));
@@ -494,10 +523,8 @@ public final class JdbcLockClient extends ForwardingLockClient {
     }
 
     private static String problem(Db db, Sql sql) {
-      List<String> probes = new ArrayList<>(List.of(sql.probeLocks(), sql.probePermits(), sql.probeSequence()));
-      if (sql.dialect == JdbcDialect.POSTGRESQL) {
-        probes.add(sql.probeWaiters());
-      }
+      // the waiters table: PostgreSQL's wake-ups, and every dialect's fair lock queue
+      List<String> probes = List.of(sql.probeLocks(), sql.probePermits(), sql.probeSequence(), sql.probeWaiters());
       return Futures.join(db.call("check the lock tables", c -> probe(c, probes), null));
     }
 

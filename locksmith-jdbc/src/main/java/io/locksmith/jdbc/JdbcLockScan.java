@@ -14,10 +14,11 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * For operators: which lease-mode locks and semaphores of a {@link JdbcLockClient}'s namespace are held
- * (or, on PostgreSQL, waited for), read from the lock tables in one short read-only call: the held
- * exclusive locks (an owner and a lease unexpired by the database clock), the semaphores with a live
- * permit, and on PostgreSQL the locks with a live waiter registration. What {@code locksmith list
+ * For operators: which lease-mode locks, fair locks and semaphores of a {@link JdbcLockClient}'s namespace
+ * are held (or waited for), read from the lock tables in one short read-only call: the held exclusive and
+ * fair locks (an owner and a lease unexpired by the database clock), the semaphores with a live permit,
+ * the fair locks with a live place in their queue, and on PostgreSQL every lock with a live waiter
+ * registration. What {@code locksmith list
  * --jdbc-url} prints. Applications know their lock names and do not need a walk.
  *
  * <p>Stateless and thread-safe. The call runs on the client's workers within its command timeout, like
@@ -52,14 +53,20 @@ public final class JdbcLockScan {
     Sql sql = backend.sql;
     Result found = Futures.join(backend.db.call("list the namespace's locks", c -> {
       Set<Found> locks = new LinkedHashSet<>();
+      FairSql fair = backend.fair.statements();
       boolean more = collect(backend.db, c, sql.listLocks, namespace, LockKind.EXCLUSIVE, limit, locks)
+          || collect(backend.db, c, fair.listHeld, namespace, LockKind.FAIR, limit, locks)
           || collect(backend.db, c, sql.listSemaphores, namespace, LockKind.SEMAPHORE, limit, locks);
+      if (!more && sql.listWaited == null) { // MariaDB, H2: the fair lock's queue is their only waiters' table
+        more = collect(backend.db, c, fair.listQueued, namespace, LockKind.FAIR, limit, locks);
+      }
       if (!more && sql.listWaited != null) {
         try (PreparedStatement ps = backend.db.prepare(c, sql.listWaited)) {
           ps.setString(1, namespace);
           try (ResultSet rs = ps.executeQuery()) {
             while (rs.next() && !more) {
-              LockKind kind = "S".equals(rs.getString(1)) ? LockKind.SEMAPHORE : LockKind.EXCLUSIVE;
+              String k = rs.getString(1);
+              LockKind kind = "S".equals(k) ? LockKind.SEMAPHORE : "F".equals(k) ? LockKind.FAIR : LockKind.EXCLUSIVE;
               locks.add(new Found(kind, rs.getString(2)));
               more = locks.size() > limit;
             }

@@ -20,4 +20,16 @@ CREATE TABLE IF NOT EXISTS ${table}_permits (
   expires_at BIGINT        NOT NULL,
   PRIMARY KEY (namespace, lock_name, owner)
 );
+-- The fair lock's queue (kind F): one row per waiting acquisition, in order of since (its place,
+-- set once by the database clock), dropped when its expires_at passes (the waiter stopped asking).
+CREATE TABLE IF NOT EXISTS ${table}_waiters (
+  namespace  VARCHAR(64)   NOT NULL,
+  kind       CHAR(1)       NOT NULL,
+  lock_name  VARCHAR(1024) NOT NULL,
+  waiter_id  VARCHAR(64)   NOT NULL,
+  channel    VARCHAR(63)   NOT NULL,
+  since      BIGINT        NOT NULL,
+  expires_at BIGINT        NOT NULL,
+  PRIMARY KEY (namespace, kind, lock_name, waiter_id)
+);
 CREATE SEQUENCE IF NOT EXISTS ${table}_token;

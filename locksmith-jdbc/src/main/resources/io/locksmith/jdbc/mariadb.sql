@@ -21,4 +21,16 @@ CREATE TABLE IF NOT EXISTS ${table}_permits (
   expires_at BIGINT       NOT NULL,
   PRIMARY KEY (namespace, lock_name, owner)
 ) ENGINE=InnoDB;
+-- The fair lock's queue (kind F): one row per waiting acquisition, in order of since (its place,
+-- set once by the database clock), dropped when its expires_at passes (the waiter stopped asking).
+CREATE TABLE IF NOT EXISTS ${table}_waiters (
+  namespace  VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+  kind       CHAR(1)      CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  lock_name  VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+  waiter_id  VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  channel    VARCHAR(63)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  since      BIGINT       NOT NULL,
+  expires_at BIGINT       NOT NULL,
+  PRIMARY KEY (namespace, kind, lock_name, waiter_id)
+) ENGINE=InnoDB;
 CREATE SEQUENCE IF NOT EXISTS ${table}_token ENGINE=InnoDB;

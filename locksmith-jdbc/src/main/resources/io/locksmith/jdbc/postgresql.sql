@@ -2,7 +2,7 @@
 -- Times are milliseconds since the epoch by the DATABASE clock (clock_timestamp()), never the application's.
 CREATE TABLE IF NOT EXISTS ${table} (
   namespace  VARCHAR(64)  NOT NULL,
-  kind       CHAR(1)      NOT NULL,       -- L: exclusive lock, S: semaphore (its stored permit count)
+  kind       CHAR(1)      NOT NULL,       -- L: exclusive lock, F: fair lock, S: semaphore (its stored permit count)
   lock_name  VARCHAR(512) NOT NULL,
   owner      VARCHAR(160),                -- NULL: free
   holds      INTEGER      NOT NULL DEFAULT 0,
@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS ${table}_waiters (
   lock_name  VARCHAR(512) NOT NULL,
   waiter_id  VARCHAR(64)  NOT NULL,
   channel    VARCHAR(63)  NOT NULL,       -- the waiting client's LISTEN channel
-  since      BIGINT       NOT NULL,
+  since      BIGINT       NOT NULL,       -- a fair lock's (kind F) place in its queue
   expires_at BIGINT       NOT NULL,
   PRIMARY KEY (namespace, kind, lock_name, waiter_id)
 );

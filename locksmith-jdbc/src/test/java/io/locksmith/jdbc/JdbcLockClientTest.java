@@ -120,10 +120,33 @@ class JdbcLockClientTest {
   @Test
   void capabilitiesSayWhatPasses() {
     try (JdbcLockClient client = JdbcLockClient.builder().dataSource(ds).createTableIfMissing().build()) {
-      assertThat(client.capabilities().lockKinds()).containsExactlyInAnyOrder(LockKind.EXCLUSIVE, LockKind.SEMAPHORE);
+      assertThat(client.capabilities().lockKinds()).containsExactlyInAnyOrder(LockKind.EXCLUSIVE, LockKind.FAIR,
+          LockKind.SEMAPHORE);
       assertThat(client.capabilities().fencing()).isEqualTo(FencingGuarantee.STRICT);
       assertThat(client.capabilities().waitsByNotification()).isFalse();
+    }
+    // a session-pinned lock has no queue: the pinned modes offer the exclusive lock only
+    try (JdbcLockClient client = JdbcLockClient.builder().dataSource(ds).mode(JdbcLockMode.ROW_LOCK).build()) {
+      assertThat(client.capabilities().lockKinds()).containsExactly(LockKind.EXCLUSIVE);
       assertThatThrownBy(() -> client.fairLock("x")).isInstanceOf(UnsupportedOperationException.class);
+    }
+  }
+
+  /**
+   * A table made before the fair lock (MariaDB's and H2's DDL had no waiters table) is refused at build,
+   * naming the DDL, like any missing companion; createTableIfMissing() adds only the waiters table.
+   */
+  @Test
+  void aTableWithoutItsWaitersTableIsRefusedAtBuildAndCreatedOnRequest() throws Exception {
+    JdbcLockClient.builder().dataSource(ds).createTableIfMissing().build().close();
+    exec("DROP TABLE locksmith_locks_waiters");
+    assertThatThrownBy(() -> JdbcLockClient.builder().dataSource(ds).build())
+        .isInstanceOf(BackendConfigurationException.class)
+        .hasMessageContaining("CREATE TABLE IF NOT EXISTS locksmith_locks_waiters (");
+    try (JdbcLockClient client = JdbcLockClient.builder().dataSource(ds).createTableIfMissing().build()) {
+      try (Lease fair = client.fairLock("x").acquire()) {
+        assertThat(fair.fencingToken()).isPositive();
+      }
     }
   }
 
