@@ -183,10 +183,9 @@ class LockKindsTest {
   @Test
   @Timeout(60)
   void aBackendWithoutTheKindIsRefusedNamingTheKindsItHas() throws Exception {
-    // the JDBC backend offers neither the fair nor the read-write lock yet (others are building them): if it
-    // does by now, this must be moved to a backend that still lacks one
-    CheckSettings fairOnH2 = CheckSettings.builder(CheckBackend.H2, Fault.NONE).kind(LockKind.FAIR).build();
-    assertThatThrownBy(() -> SafetyCheck.run(fairOnH2, log)).isInstanceOf(SafetyCheck.UnsupportedKindException.class)
+    // Redlock offers the exclusive lock only
+    CheckSettings fairOnRedlock = CheckSettings.builder(CheckBackend.REDLOCK, Fault.NONE).kind(LockKind.FAIR).build();
+    assertThatThrownBy(() -> SafetyCheck.run(fairOnRedlock, log)).isInstanceOf(SafetyCheck.UnsupportedKindException.class)
         .hasMessageContaining("does not offer --kind fair").hasMessageContaining("it offers: exclusive");
   }
 

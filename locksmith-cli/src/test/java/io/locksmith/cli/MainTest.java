@@ -208,9 +208,9 @@ class MainTest {
   }
 
   /**
-   * {@code --kind}: a bad name is refused at once; a backend whose clients lack the kind (H2's JDBC
-   * backend has no fair lock while this is written) is refused once it is up, before any client contends,
-   * with exit 2 and the kinds it has.
+   * {@code --kind}: a bad name is refused at once; a backend whose clients lack the kind (Redlock offers the
+   * exclusive lock only) is refused once it is up, before any client contends, with exit 2 and the kinds it
+   * has.
    */
   @Test
   void checkKindIsParsedAndABackendWithoutItIsAUsageError() {
@@ -221,12 +221,12 @@ class MainTest {
         out, err)).isEqualTo(2);
     assertThat(Main.run(new String[] {"check", "--backend", "redis", "--fault", "none", "--kind", "read-write",
         "--clients", "2"}, out, err)).isEqualTo(2);
-    assertThat(Main.run(new String[] {"check", "--backend", "h2", "--fault", "none", "--kind", "fair",
+    assertThat(Main.run(new String[] {"check", "--backend", "redlock", "--fault", "none", "--kind", "fair",
         "--duration", "5s"}, out, err)).isEqualTo(2);
     assertThat(errBytes.toString(StandardCharsets.UTF_8))
         .contains("unknown lock kind 'semaphore'; kinds: exclusive, fair, read-write")
         .contains("read-write needs readers as well as writers")
-        .contains("backend h2 (jdbc-h2) does not offer --kind fair; it offers: exclusive");
+        .contains("backend redlock (redlock) does not offer --kind fair; it offers: exclusive");
   }
 
   @Test
