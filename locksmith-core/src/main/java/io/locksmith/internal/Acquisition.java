@@ -129,9 +129,11 @@ final class Acquisition {
     this.name = name;
     this.options = options;
     this.freshOwner = owner == null;
-    this.owner = owner != null ? owner : client.newOwnerId();
+    // one number for both ids (one counter step and one formatting fewer per acquisition)
+    String sequence = owner == null || waitNanos > 0 ? client.nextSequence() : null;
+    this.owner = owner != null ? owner : client.ownerId(sequence);
     this.holdKey = holdKey;
-    this.waiterId = waitNanos > 0 ? client.newWaiterId() : null;
+    this.waiterId = waitNanos > 0 ? client.waiterId(sequence) : null;
     this.waitNanos = waitNanos;
     // A wait too long for nanoseconds in a long arrives saturated (Long.MAX_VALUE) and means no bound.
     // Any other wait may push the deadline past Long.MAX_VALUE: it wraps, and the remaining time is

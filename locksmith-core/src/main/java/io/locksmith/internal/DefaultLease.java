@@ -96,6 +96,11 @@ final class DefaultLease implements Lease {
   private volatile WeakReference<Lease> publicView;
   /** Where the lease was acquired (a stack captured then), or null if not recorded. */
   private volatile Throwable acquiredAt;
+  /**
+   * The leak detector's registration of this lease's handle, kept reachable while the client keeps this
+   * lease (see {@link LeakDetector}); null when not tracked.
+   */
+  private volatile LeakDetector.Tracked leakTracking;
   /** Whether the client counts this lease in its local holds of the name; guarded by this. */
   private boolean countedLocally;
 
@@ -312,9 +317,27 @@ final class DefaultLease implements Lease {
 
   // ------------------------------------------------------------------ leak detection
 
-  /** This lease was handed to a lease-view caller as {@code handle}. */
+  /**
+   * This lease was handed to a lease-view caller as {@code handle}, which gives it listeners: they are to
+   * be given the handle. Recorded by the handle when a listener is added, not for every lease.
+   */
   void publishedAs(Lease handle) {
-    publicView = new WeakReference<>(handle);
+    if (publicView == null) {
+      publicView = new WeakReference<>(handle);
+    }
+  }
+
+  /** Keeps the leak detector's registration of this lease's handle reachable: see {@link LeakDetector}. */
+  void keepTracking(LeakDetector.Tracked registration) {
+    leakTracking = registration;
+  }
+
+  /** The client no longer keeps this lease: nothing to detect any more (a no-op if not tracked). */
+  void endTracking() {
+    LeakDetector.Tracked t = leakTracking;
+    if (t != null) {
+      t.dismiss();
+    }
   }
 
   /** @return the object the caller holds: the handle while it is reachable, else this lease */

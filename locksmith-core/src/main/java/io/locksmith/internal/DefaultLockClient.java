@@ -663,13 +663,25 @@ public final class DefaultLockClient implements LockClient {
     }
   }
 
-  /** {@code <clientId>:<seq>}, or {@code <clientId>:<seq>@<clientName>} when the client has a name. */
-  String newOwnerId() {
-    return clientId + ":" + Long.toString(sequence.incrementAndGet(), 36) + ownerSuffix;
+  /**
+   * @return a fresh number of this client, in base 36: an acquisition that needs both an owner id and a
+   *     waiter id makes both of one ({@link #ownerId}, {@link #waiterId}), which the {@code :w} keeps apart
+   */
+  String nextSequence() {
+    return Long.toString(sequence.incrementAndGet(), 36);
   }
 
-  String newWaiterId() {
-    return clientId + ":w" + Long.toString(sequence.incrementAndGet(), 36);
+  /**
+   * @return the owner id of a number from {@link #nextSequence()}: {@code <clientId>:<seq>}, or {@code
+   *     <clientId>:<seq>@<clientName>} when the client has a name
+   */
+  String ownerId(String sequenceDigits) {
+    return clientId + ":" + sequenceDigits + ownerSuffix;
+  }
+
+  /** @return the waiter id of a number from {@link #nextSequence()} */
+  String waiterId(String sequenceDigits) {
+    return clientId + ":w" + sequenceDigits;
   }
 
   /**
@@ -833,6 +845,7 @@ public final class DefaultLockClient implements LockClient {
    */
   void leaseEnded(DefaultLease lease) {
     live.remove(lease);
+    lease.endTracking(); // ended here: no longer the leak detector's to report
     if (lease.uncountLocally()) {
       localHolds.computeIfPresent(lease.lockName(), (n, count) -> count == 1 ? null : count - 1);
       if (lease.isLost()) {
