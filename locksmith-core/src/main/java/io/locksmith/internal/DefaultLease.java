@@ -356,6 +356,11 @@ final class DefaultLease implements Lease {
     return acquiredAt;
   }
 
+  /** @return whether the state is final ({@code LOST} or {@code RELEASED}), without checking validity first */
+  synchronized boolean hasEnded() {
+    return state.isFinal();
+  }
+
   /** @return whether the state is {@link LeaseState#LOST}, without checking validity first */
   synchronized boolean isLost() {
     return state == LeaseState.LOST;

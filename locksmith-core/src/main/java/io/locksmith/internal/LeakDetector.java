@@ -74,6 +74,9 @@ final class LeakDetector {
     Tracked t = new Tracked(this, handle, lease, acquiredAt);
     registered.increment();
     lease.keepTracking(t);
+    if (lease.hasEnded()) {
+      t.dismiss(); // ended before it was handed out: the client's endTracking may have come before this
+    }
     return t;
   }
 
