@@ -74,7 +74,8 @@ final class Acquisition {
   /** Whether {@link #owner} was minted for this acquisition (not borrowed from a write lease). */
   private final boolean freshOwner;
   private final String waiterId;
-  private final Duration wait;
+  /** The wait asked for, for messages only (a {@code Duration} is built when one is written). */
+  private final long waitNanos;
   private final long deadline;
   /** Lease minus drift allowance: how long a grant is valid from its send, computed once. */
   private final long validNanos;
@@ -128,17 +129,18 @@ final class Acquisition {
     this.name = name;
     this.options = options;
     this.freshOwner = owner == null;
-    this.owner = owner != null ? owner : client.newOwnerId();
+    // one number for both ids (one counter step and one formatting fewer per acquisition)
+    String sequence = owner == null || waitNanos > 0 ? client.nextSequence() : null;
+    this.owner = owner != null ? owner : client.ownerId(sequence);
     this.holdKey = holdKey;
-    this.waiterId = waitNanos > 0 ? client.newWaiterId() : null;
-    this.wait = Duration.ofNanos(waitNanos);
+    this.waiterId = waitNanos > 0 ? client.waiterId(sequence) : null;
+    this.waitNanos = waitNanos;
     // A wait too long for nanoseconds in a long arrives saturated (Long.MAX_VALUE) and means no bound.
     // Any other wait may push the deadline past Long.MAX_VALUE: it wraps, and the remaining time is
     // only ever taken as deadline - now, which the wrap leaves exact (as System.nanoTime() documents).
     this.unbounded = waitNanos == Long.MAX_VALUE;
     this.deadline = System.nanoTime() + (unbounded ? 0 : waitNanos);
-    this.validNanos = options.leaseTime().toNanos()
-        - client.options().validityMarginFor(options.leaseTime()).toNanos();
+    this.validNanos = options.leaseTime().toNanos() - client.marginNanos(options.leaseTime());
   }
 
   CompletableFuture<?> round() {
@@ -415,7 +417,11 @@ final class Acquisition {
         thisRound.complete(null);
         throw e;
       }
-      rest.whenComplete((v, f) -> thisRound.complete(null));
+      if (rest == DONE) {
+        thisRound.complete(null); // the common case, without a dependent stage
+      } else {
+        rest.whenComplete((v, f) -> thisRound.complete(null));
+      }
     });
   }
 
@@ -478,7 +484,7 @@ final class Acquisition {
     if (remaining <= 0) {
       // names the lock once: the last failure's own mention is dropped here (its full text stays in the cause)
       result.completeExceptionally(new BackendUnavailableException("lock '" + name + "' was not acquired within "
-          + readable(wait) + ": the backend could not be reached (" + (failures + 1) + " attempt"
+          + readable(Duration.ofNanos(waitNanos)) + ": the backend could not be reached (" + (failures + 1) + " attempt"
           + (failures == 0 ? "" : "s") + "; the last: " + withoutName(failure.getMessage()) + ")", failure));
       return;
     }

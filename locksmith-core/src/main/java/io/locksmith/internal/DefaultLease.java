@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
 final class DefaultLease implements Lease {
   private static final Logger log = LoggerFactory.getLogger(DefaultLease.class);
   private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+  /** {@link #renewalAnswered} while no renewal is in flight: shared, completing it again changes nothing. */
+  private static final CompletableFuture<Void> ANSWERED = CompletableFuture.completedFuture(null);
 
   private final DefaultLockClient client;
   /** The backend operations of this lease's lock kind. */
@@ -47,14 +49,18 @@ final class DefaultLease implements Lease {
   private final long marginNanos;
   private final long fencingToken;
   private final int replicasAcknowledged;
-  private final List<LeaseListener> listeners = new CopyOnWriteArrayList<>();
+  /**
+   * Created with the first listener: most leases never get one, and an empty copy-on-write list is two
+   * objects more on every grant (made on the backend's I/O thread). Guarded by this for creation.
+   */
+  private volatile List<LeaseListener> listeners;
 
   // guarded by this
   private LeaseState state = LeaseState.HELD;
   private boolean releasing;
   private boolean renewing;
   /** Completed when the renewal in flight is answered; a completed one while none is. */
-  private CompletableFuture<Void> renewalAnswered = CompletableFuture.completedFuture(null);
+  private CompletableFuture<Void> renewalAnswered = ANSWERED;
   /**
    * A verification was asked for while a renewal was in flight (see {@link #claimForVerification}): that
    * renewal may have been answered by a server from before the event that asked (a node that has since
@@ -64,8 +70,15 @@ final class DefaultLease implements Lease {
   private long validUntil;
   private int holds;
   private ScheduledFuture<?> timer;
-  /** Transitions taken and not yet told, oldest first: {from, to}. See {@link #tellInOrder}. */
-  private final java.util.ArrayDeque<LeaseState[]> untold = new java.util.ArrayDeque<>();
+  /**
+   * Transitions taken and not yet told, oldest first: {from, to}. See {@link #tellInOrder}. Created with
+   * the first transition that finds another not yet told (rare): {@link #nextFrom} and {@link #nextTo} hold
+   * the common single one.
+   */
+  private java.util.ArrayDeque<LeaseState[]> untold;
+  /** The oldest transition not yet told, or null; guarded by this. */
+  private LeaseState nextFrom;
+  private LeaseState nextTo;
   /** Whether a thread is telling transitions now. */
   private boolean telling;
   /** Ticker time at which {@link #timer} is due (for tests); meaningful while a timer is armed. */
@@ -83,6 +96,13 @@ final class DefaultLease implements Lease {
   private volatile WeakReference<Lease> publicView;
   /** Where the lease was acquired (a stack captured then), or null if not recorded. */
   private volatile Throwable acquiredAt;
+  /**
+   * The leak detector's registration of this lease's handle, kept reachable while the client keeps this
+   * lease (see {@link LeakDetector}); null when not tracked.
+   */
+  private volatile LeakDetector.Tracked leakTracking;
+  /** Whether the client counts this lease in its local holds of the name; guarded by this. */
+  private boolean countedLocally;
 
   /** A fresh grant: one hold, whatever the backend counts (see {@link #onReentered}). */
   DefaultLease(DefaultLockClient client, LockOps ops, String name, String owner, LockOptions options,
@@ -93,7 +113,7 @@ final class DefaultLease implements Lease {
     this.owner = owner;
     this.options = options;
     this.leaseNanos = options.leaseTime().toNanos();
-    this.marginNanos = client.options().validityMarginFor(options.leaseTime()).toNanos();
+    this.marginNanos = client.marginNanos(options.leaseTime());
     this.fencingToken = fencingToken;
     this.replicasAcknowledged = replicasAcknowledged;
     this.holds = 1;
@@ -112,6 +132,23 @@ final class DefaultLease implements Lease {
 
   LockOptions lockOptions() {
     return options;
+  }
+
+  /** @return whether this lease is renewed (a watched lease) */
+  boolean watched() {
+    return options.watched();
+  }
+
+  /** The client counted this lease among its local holds of the name. */
+  synchronized void countLocally() {
+    countedLocally = true;
+  }
+
+  /** @return whether the client counted this lease locally and has not taken it off yet (now taken off) */
+  synchronized boolean uncountLocally() {
+    boolean was = countedLocally;
+    countedLocally = false;
+    return was;
   }
 
   @Override
@@ -238,8 +275,22 @@ final class DefaultLease implements Lease {
 
   @Override
   public Lease addListener(LeaseListener listener) {
-    listeners.add(Objects.requireNonNull(listener, "listener"));
+    listeners().add(Objects.requireNonNull(listener, "listener"));
     return this;
+  }
+
+  private List<LeaseListener> listeners() {
+    List<LeaseListener> l = listeners;
+    if (l == null) {
+      synchronized (this) {
+        l = listeners;
+        if (l == null) {
+          l = new CopyOnWriteArrayList<>();
+          listeners = l;
+        }
+      }
+    }
+    return l;
   }
 
   @Override
@@ -252,7 +303,7 @@ final class DefaultLease implements Lease {
         action.run();
       }
     };
-    listeners.add(l);
+    listeners().add(l);
     if (state() == LeaseState.LOST) {
       client.fire(() -> l.stateChanged(view(), LeaseState.LOST, LeaseState.LOST));
     }
@@ -266,9 +317,27 @@ final class DefaultLease implements Lease {
 
   // ------------------------------------------------------------------ leak detection
 
-  /** This lease was handed to a lease-view caller as {@code handle}. */
+  /**
+   * This lease was handed to a lease-view caller as {@code handle}, which gives it listeners: they are to
+   * be given the handle. Recorded by the handle when a listener is added, not for every lease.
+   */
   void publishedAs(Lease handle) {
-    publicView = new WeakReference<>(handle);
+    if (publicView == null) {
+      publicView = new WeakReference<>(handle);
+    }
+  }
+
+  /** Keeps the leak detector's registration of this lease's handle reachable: see {@link LeakDetector}. */
+  void keepTracking(LeakDetector.Tracked registration) {
+    leakTracking = registration;
+  }
+
+  /** The client no longer keeps this lease: nothing to detect any more (a no-op if not tracked). */
+  void endTracking() {
+    LeakDetector.Tracked t = leakTracking;
+    if (t != null) {
+      t.dismiss();
+    }
   }
 
   /** @return the object the caller holds: the handle while it is reachable, else this lease */
@@ -285,6 +354,11 @@ final class DefaultLease implements Lease {
   /** @return where this lease was acquired, or null if that was not recorded */
   Throwable acquiredAt() {
     return acquiredAt;
+  }
+
+  /** @return whether the state is final ({@code LOST} or {@code RELEASED}), without checking validity first */
+  synchronized boolean hasEnded() {
+    return state.isFinal();
   }
 
   /** @return whether the state is {@link LeaseState#LOST}, without checking validity first */
@@ -322,12 +396,20 @@ final class DefaultLease implements Lease {
       if (to.isFinal()) {
         cancelTimer();
       }
-      untold.add(new LeaseState[] {from, to});
+      if (nextTo == null) {
+        nextFrom = from;
+        nextTo = to;
+      } else {
+        if (untold == null) {
+          untold = new java.util.ArrayDeque<>(2);
+        }
+        untold.add(new LeaseState[] {from, to});
+      }
     }
     if (to == LeaseState.LOST) {
       log.warn("lease on lock '{}' (token {}) is lost: {}", name, fencingToken, why);
       client.leaseEnded(this);
-    } else {
+    } else if (log.isDebugEnabled()) { // not boxing the token and building varargs on every release
       // one WARN per episode for UNCERTAIN comes from LeaseSignals, with the count of leases affected
       log.debug("lease on lock '{}' (token {}): {} -> {} ({})", name, fencingToken, from, to, why);
     }
@@ -348,17 +430,22 @@ final class DefaultLease implements Lease {
    */
   private void tellInOrder() {
     while (true) {
-      LeaseState[] t;
+      LeaseState from;
+      LeaseState to;
       synchronized (this) {
-        if (telling || untold.isEmpty()) {
+        if (telling || nextTo == null) {
           return;
         }
-        t = untold.poll();
+        from = nextFrom;
+        to = nextTo;
+        LeaseState[] after = untold == null ? null : untold.poll();
+        nextFrom = after == null ? null : after[0];
+        nextTo = after == null ? null : after[1];
         telling = true;
       }
       try {
-        client.signals().stateChanged(this, t[0], t[1]);
-        notifyListeners(t[0], t[1]);
+        client.signals().stateChanged(this, from, to);
+        notifyListeners(from, to);
       } catch (RuntimeException e) {
         log.warn("telling a state change of lease on lock '{}' failed", name, e);
       } finally {
@@ -370,7 +457,11 @@ final class DefaultLease implements Lease {
   }
 
   private void notifyListeners(LeaseState from, LeaseState to) {
-    for (LeaseListener l : listeners) {
+    List<LeaseListener> all = listeners;
+    if (all == null) {
+      return;
+    }
+    for (LeaseListener l : all) {
       client.fire(() -> l.stateChanged(view(), from, to));
     }
   }

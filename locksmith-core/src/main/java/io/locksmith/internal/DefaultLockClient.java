@@ -92,7 +92,6 @@ public final class DefaultLockClient implements LockClient {
    * only be refused), and the lease's release hands the lock to it.
    */
   private final ConcurrentMap<String, Integer> localHolds = new ConcurrentHashMap<>();
-  private final Set<DefaultLease> locallyCounted = ConcurrentHashMap.newKeySet();
   /** The safety net of an acquisition that waits locally only, should both the hand-off and the ask miss. */
   private static final long LOCAL_BACKSTOP_NANOS = TimeUnit.SECONDS.toNanos(1);
   /** {@link #LOCAL_BACKSTOP_NANOS}; tests lengthen it so that only a hand-off or an ask can end such a wait. */
@@ -125,9 +124,22 @@ public final class DefaultLockClient implements LockClient {
   private final AtomicBoolean completionRejectionLogged = new AtomicBoolean();
   /** Finds lease-view leases dropped without release, or null when leak detection is off. */
   private final LeakDetector leaks;
+  /**
+   * Whether acquisitions record their caller's stack ({@link #acquisitionSite()}): from the start with
+   * {@link ClientOptions#acquisitionSites()}, else from this client's first leak on ({@link #sitesFromNowOn}).
+   */
+  private volatile boolean recordSites;
   private final AtomicBoolean leakPolling = new AtomicBoolean();
   /** What the backend reports about the connection and evicted holds, applied to the live leases. */
   private final LeaseSignals signals = new LeaseSignals(this);
+  /**
+   * The validity margin of the lease time used last, in ns: a client's locks nearly always share one lease
+   * time, and {@link ClientOptions#validityMarginFor} builds three {@code Duration}s per call, which every
+   * acquisition and every lease needed (racing callers at worst compute it again).
+   */
+  private volatile Margin lastMargin = new Margin(null, 0);
+
+  private record Margin(java.time.Duration lease, long nanos) {}
 
   /**
    * Opens {@code backend} for a new client.
@@ -152,6 +164,7 @@ public final class DefaultLockClient implements LockClient {
     Executor target = options.completionExecutor().orElse(ownCompletions);
     this.completions = task -> complete(target, task);
     this.leaks = options.leakDetection() ? new LeakDetector(this::leaseDropped) : null;
+    this.recordSites = options.leakDetection() && options.acquisitionSites();
     try {
       backend.open(new BackendContext(clientId, options.namespace(), this::onWake,
           options.clientName().orElse(null), signals));
@@ -231,7 +244,7 @@ public final class DefaultLockClient implements LockClient {
     LockNames.validate(name, options.maxNameLength());
     Objects.requireNonNull(lockOptions, "options");
     java.time.Duration lease = lockOptions.leaseTime();
-    if (options.validityMarginFor(lease).compareTo(lease) >= 0) {
+    if (marginNanos(lease) >= lease.toNanos()) {
       throw new IllegalArgumentException("lease time " + lease + " is not longer than the part of it the holder "
           + "does not count on: clock-drift allowance " + options.driftFor(lease) + " + schedulingAllowance "
           + options.schedulingAllowance() + " (ClientOptions); use a longer lease or smaller allowances");
@@ -402,6 +415,19 @@ public final class DefaultLockClient implements LockClient {
     return signals;
   }
 
+  /**
+   * @return {@link ClientOptions#validityMarginFor}({@code leaseTime}) in ns, cached for the lease time used
+   *     last
+   */
+  long marginNanos(java.time.Duration leaseTime) {
+    Margin m = lastMargin;
+    if (!leaseTime.equals(m.lease())) {
+      m = new Margin(leaseTime, options.validityMarginFor(leaseTime).toNanos());
+      lastMargin = m;
+    }
+    return m.nanos();
+  }
+
   /** @return the leases granted and not yet ended (a live view) */
   Iterable<DefaultLease> liveLeases() {
     return live;
@@ -491,12 +517,30 @@ public final class DefaultLockClient implements LockClient {
   // ------------------------------------------------------------------ leak detection
 
   /**
-   * @return where the caller is acquiring a lease, to be logged if the lease leaks; null when leak
-   *     detection is off. A {@code Throwable} records the frames cheaply and only turns them into text
-   *     if it is ever printed.
+   * @return where the caller is acquiring a lease, to be logged if the lease leaks; null while sites are not
+   *     recorded (leak detection off, or no leak found yet and {@link ClientOptions#acquisitionSites()} off).
+   *     A {@code Throwable} only turns its frames into text if it is ever printed, but capturing them is the
+   *     JVM walking the stack: several µs per acquisition, which is why it waits for a first leak by default.
    */
   Throwable acquisitionSite() {
-    return leaks == null ? null : new AcquisitionSite(Thread.currentThread().getName());
+    return recordSites ? new AcquisitionSite(Thread.currentThread().getName()) : null;
+  }
+
+  /**
+   * A leak was found: acquisitions record their stacks from now on, so that the next leak from the same
+   * code is reported with where it was acquired.
+   *
+   * @param site the leaked lease's site, or null if it had none
+   * @return what the WARN adds about the site when there is none: how to get one
+   */
+  private String sitesFromNowOn(Throwable site) {
+    if (leaks == null) {
+      return "";
+    }
+    recordSites = true;
+    return site != null ? "" : " (where it was acquired was not recorded: this client records acquisition stacks "
+        + "from its first leak on, so the next one is reported with its stack; ClientOptions.Builder"
+        + ".acquisitionSites(true) records them from the start)";
   }
 
   /** The stack of an acquisition, shown in leak warnings. */
@@ -585,8 +629,8 @@ public final class DefaultLockClient implements LockClient {
     String age = site instanceof AcquisitionSite a ? ", " + a.age().toMillis() + " ms after it was acquired"
         : "";
     log.warn("a lease on lock '{}' (token {}, {}) became unreachable without release() or close(){}; it is "
-        + "released now. Release every lease in a finally block or with try-with-resources", lease.lockName(),
-        lease.fencingToken(), state, age, AcquisitionSite.forReport(site));
+        + "released now. Release every lease in a finally block or with try-with-resources{}", lease.lockName(),
+        lease.fencingToken(), state, age, sitesFromNowOn(site), AcquisitionSite.forReport(site));
     giveBack(lease);
   }
 
@@ -604,8 +648,9 @@ public final class DefaultLockClient implements LockClient {
       }
       log.warn("thread '{}' ended while holding lock '{}' (Lock view, {} hold(s), token {}) without unlocking "
           + "it; no other thread can unlock it, so it is released now instead of being renewed. Unlock in a "
-          + "finally block, or use runLocked", lease.holdKey.thread().getName(), lease.lockName(),
-          lease.holdCount(), lease.fencingToken(), AcquisitionSite.forReport(lease.acquiredAt()));
+          + "finally block, or use runLocked{}", lease.holdKey.thread().getName(), lease.lockName(),
+          lease.holdCount(), lease.fencingToken(), sitesFromNowOn(lease.acquiredAt()),
+          AcquisitionSite.forReport(lease.acquiredAt()));
       CompletableFuture<Boolean> release = releaseLeaseAsync(lease);
       track(release);
       release.whenComplete((owned, failure) -> {
@@ -618,13 +663,25 @@ public final class DefaultLockClient implements LockClient {
     }
   }
 
-  /** {@code <clientId>:<seq>}, or {@code <clientId>:<seq>@<clientName>} when the client has a name. */
-  String newOwnerId() {
-    return clientId + ":" + Long.toString(sequence.incrementAndGet(), 36) + ownerSuffix;
+  /**
+   * @return a fresh number of this client, in base 36: an acquisition that needs both an owner id and a
+   *     waiter id makes both of one ({@link #ownerId}, {@link #waiterId}), which the {@code :w} keeps apart
+   */
+  String nextSequence() {
+    return Long.toString(sequence.incrementAndGet(), 36);
   }
 
-  String newWaiterId() {
-    return clientId + ":w" + Long.toString(sequence.incrementAndGet(), 36);
+  /**
+   * @return the owner id of a number from {@link #nextSequence()}: {@code <clientId>:<seq>}, or {@code
+   *     <clientId>:<seq>@<clientName>} when the client has a name
+   */
+  String ownerId(String sequenceDigits) {
+    return clientId + ":" + sequenceDigits + ownerSuffix;
+  }
+
+  /** @return the waiter id of a number from {@link #nextSequence()} */
+  String waiterId(String sequenceDigits) {
+    return clientId + ":w" + sequenceDigits;
   }
 
   /**
@@ -772,13 +829,10 @@ public final class DefaultLockClient implements LockClient {
       AcquireReply reply, long sentAt, HoldKey holdKey) {
     DefaultLease lease = new DefaultLease(this, ops, name, owner, lockOptions, reply.fencingToken(),
         reply.replicasAcknowledged(), sentAt, holdKey);
-    live.add(lease);
+    live.add(lease); // the renewer finds watched leases here
     if (ops instanceof HandOffOps) {
-      locallyCounted.add(lease);
+      lease.countLocally();
       localHolds.merge(name, 1, Integer::sum);
-    }
-    if (lockOptions.watched()) {
-      renewer.add(lease);
     }
     lease.start();
     signals.leaseCreated(lease);
@@ -791,8 +845,8 @@ public final class DefaultLockClient implements LockClient {
    */
   void leaseEnded(DefaultLease lease) {
     live.remove(lease);
-    renewer.remove(lease);
-    if (locallyCounted.remove(lease)) {
+    lease.endTracking(); // ended here: no longer the leak detector's to report
+    if (lease.uncountLocally()) {
       localHolds.computeIfPresent(lease.lockName(), (n, count) -> count == 1 ? null : count - 1);
       if (lease.isLost()) {
         askLocalWaiter(lease.lockName()); // no release will hand it over
@@ -802,8 +856,8 @@ public final class DefaultLockClient implements LockClient {
       // The hold stays registered so that its thread's unlock() reports the loss; an ended thread will
       // never call it, and the entry would keep the dead thread for the life of the client.
       log.warn("thread '{}' ended while holding lock '{}' (Lock view, token {}) without unlocking it; the "
-          + "lock was held until its lease ran out", lease.holdKey.thread().getName(), lease.lockName(),
-          lease.fencingToken(), AcquisitionSite.forReport(lease.acquiredAt()));
+          + "lock was held until its lease ran out{}", lease.holdKey.thread().getName(), lease.lockName(),
+          lease.fencingToken(), sitesFromNowOn(lease.acquiredAt()), AcquisitionSite.forReport(lease.acquiredAt()));
     }
   }
 

@@ -4,8 +4,8 @@ import io.locksmith.Lease;
 import java.lang.ref.PhantomReference;
 import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiConsumer;
 
 /**
@@ -15,14 +15,20 @@ import java.util.function.BiConsumer;
  * handle unreachable the reference is queued, and {@link #poll()} (run by the client's timer) hands the
  * lease to the client to report and release. A handle released or closed is unregistered first.
  *
+ * <p>A phantom reference must stay strongly reachable until it is queued: the lease itself keeps its
+ * registration ({@link DefaultLease#keepTracking}), and the client keeps every lease it has not ended. So
+ * a registration costs no shared set on the path every acquire and release takes; once the client ends
+ * the lease (lost, released) it needs no report, and the registration is ended with it
+ * ({@link DefaultLease#endTracking}).
+ *
  * <p>A phantom reference and a queue polled by the timer thread the client already has, rather than a
  * {@link java.lang.ref.Cleaner}: a cleaner brings a thread of its own, which would outlive {@code
  * close()}. Thread-safe.
  */
 final class LeakDetector {
   private final ReferenceQueue<Lease> queue = new ReferenceQueue<>();
-  /** Keeps the references themselves reachable until they are queued or dismissed. */
-  private final Set<Tracked> tracked = ConcurrentHashMap.newKeySet();
+  /** Registrations neither ended nor found dropped yet (for tests and diagnostics). */
+  private final LongAdder registered = new LongAdder();
   private final BiConsumer<DefaultLease, Throwable> onDropped;
 
   /** @param onDropped told of each lease whose handle became unreachable, with its acquisition site */
@@ -31,32 +37,52 @@ final class LeakDetector {
   }
 
   /** A handle's registration. */
-  final class Tracked extends PhantomReference<Lease> {
+  static final class Tracked extends PhantomReference<Lease> {
+    private static final AtomicIntegerFieldUpdater<Tracked> ENDED =
+        AtomicIntegerFieldUpdater.newUpdater(Tracked.class, "ended");
+    private final LeakDetector detector;
     final DefaultLease lease;
     final Throwable acquiredAt;
+    /** 1 once dismissed or reported: whichever comes first wins. */
+    private volatile int ended;
 
-    Tracked(Lease handle, DefaultLease lease, Throwable acquiredAt) {
-      super(handle, queue);
+    private Tracked(LeakDetector detector, Lease handle, DefaultLease lease, Throwable acquiredAt) {
+      super(handle, detector.queue);
+      this.detector = detector;
       this.lease = lease;
       this.acquiredAt = acquiredAt;
     }
 
     /** The holder ended the lease itself: nothing to detect any more. */
     void dismiss() {
-      clear();
-      tracked.remove(this);
+      if (end()) {
+        clear();
+      }
+    }
+
+    /** @return whether this call ended the registration (it was neither dismissed nor reported before) */
+    private boolean end() {
+      if (ENDED.compareAndSet(this, 0, 1)) {
+        detector.registered.decrement();
+        return true;
+      }
+      return false;
     }
   }
 
   Tracked track(Lease handle, DefaultLease lease, Throwable acquiredAt) {
-    Tracked t = new Tracked(handle, lease, acquiredAt);
-    tracked.add(t);
+    Tracked t = new Tracked(this, handle, lease, acquiredAt);
+    registered.increment();
+    lease.keepTracking(t);
+    if (lease.hasEnded()) {
+      t.dismiss(); // ended before it was handed out: the client's endTracking may have come before this
+    }
     return t;
   }
 
   /** @return how many handed-out leases are registered (neither ended nor found dropped yet) */
   int size() {
-    return tracked.size();
+    return (int) registered.sum();
   }
 
   /** Reports every lease found dropped since the last call; never blocks. */
@@ -64,7 +90,7 @@ final class LeakDetector {
     Reference<? extends Lease> r;
     while ((r = queue.poll()) != null) {
       Tracked t = (Tracked) r;
-      if (tracked.remove(t)) { // not dismissed meanwhile
+      if (t.end()) { // not dismissed meanwhile
         onDropped.accept(t.lease, t.acquiredAt);
       }
     }

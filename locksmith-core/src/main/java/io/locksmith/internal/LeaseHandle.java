@@ -20,7 +20,6 @@ final class LeaseHandle implements Lease {
 
   LeaseHandle(DefaultLease lease, LeakDetector detector, Throwable acquiredAt) {
     this.lease = lease;
-    lease.publishedAs(this);
     this.tracked = detector == null ? null : detector.track(this, lease, acquiredAt);
   }
 
@@ -112,12 +111,14 @@ final class LeaseHandle implements Lease {
 
   @Override
   public Lease addListener(LeaseListener listener) {
+    lease.publishedAs(this); // listeners are given this handle, the object the caller holds
     lease.addListener(listener);
     return this;
   }
 
   @Override
   public Lease onLost(Runnable action) {
+    lease.publishedAs(this);
     lease.onLost(action);
     return this;
   }

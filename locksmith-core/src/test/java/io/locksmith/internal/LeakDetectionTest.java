@@ -40,7 +40,7 @@ class LeakDetectionTest {
   }
 
   @Test
-  void aLeaseDroppedWithoutReleaseIsReportedWithWhereItWasAcquiredAndReleased() throws Exception {
+  void aLeaseDroppedWithoutReleaseIsReportedAndReleasedAndTheNextOneWithWhereItWasAcquired() throws Exception {
     InJvmLockServer server = new InJvmLockServer();
     try (LogCapture log = new LogCapture();
         LockClient holder = server.newClient();
@@ -54,8 +54,37 @@ class LeakDetectionTest {
       assertThat(log.text())
           .contains("a lease on lock 'exports'")
           .contains("became unreachable without release() or close()")
-          .as("the warning carries the stack of the acquisition").contains("acquireAndForget");
+          .as("no stack recorded before the first leak: the warning says so and how to get one")
+          .contains("where it was acquired was not recorded")
+          .contains("acquisitionSites(true)")
+          .doesNotContain("acquireAndForget");
       assertThat(((DefaultLockClient) holder).watchedForLeaks()).isZero();
+
+      // from the first leak on, acquisitions record where they were made
+      acquireAndForget(holder.lock("exports-again", WATCHED));
+      assertThat(eventually(Duration.ofSeconds(20), () -> collectedAndFreed(holder, other, "exports-again")))
+          .as("the second dropped lease is released as well").isTrue();
+      String second = log.text().substring(log.text().indexOf("a lease on lock 'exports-again'"));
+      assertThat(second)
+          .as("the second warning carries the stack of the acquisition").contains("acquireAndForget")
+          .doesNotContain("was not recorded");
+      assertThat(((DefaultLockClient) holder).watchedForLeaks()).isZero();
+    }
+  }
+
+  @Test
+  void withAcquisitionSitesOnTheFirstLeakIsReportedWithWhereItWasAcquired() throws Exception {
+    InJvmLockServer server = new InJvmLockServer();
+    try (LogCapture log = new LogCapture();
+        LockClient holder = server.newClient(ClientOptions.builder().acquisitionSites(true).build());
+        LockClient other = server.newClient()) {
+      acquireAndForget(holder.lock("exports", WATCHED));
+      assertThat(eventually(Duration.ofSeconds(20), () -> collectedAndFreed(holder, other, "exports")))
+          .as("released once the collector finds it unreachable").isTrue();
+      assertThat(log.text())
+          .contains("became unreachable without release() or close()")
+          .as("the first warning carries the stack of the acquisition").contains("acquireAndForget")
+          .doesNotContain("was not recorded");
     }
   }
 

@@ -4,6 +4,7 @@ import io.locksmith.testkit.LogCapture;
 import static io.locksmith.tck.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.locksmith.ClientOptions;
 import io.locksmith.DistributedLock;
 import io.locksmith.LockOptions;
 import io.locksmith.testkit.RedisServerExtension;
@@ -31,7 +32,9 @@ class RedisLeakDetectionTest {
   @Test
   void aDroppedLeaseIsReportedAndReleasedInsteadOfRenewedForever() throws Exception {
     try (LogCapture log = new LogCapture();
-        RedisLockClient holder = RedisLockClient.create(REDIS.server().uri());
+        // stacks recorded from the start: by default only from a client's first leak on
+        RedisLockClient holder = RedisLockClient.builder().uri(REDIS.server().uri())
+            .options(ClientOptions.builder().acquisitionSites(true).build()).build();
         RedisLockClient other = RedisLockClient.create(REDIS.server().uri())) {
       acquireAndForget(holder.lock("dropped", WATCHED));
       // the client looks for dropped leases every second; the collector must have run first
