@@ -28,14 +28,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The JDBC backend: the exclusive lease lock (this class) and the semaphore ({@link JdbcSemaphoreOps})
- * over one table, its permits table and one token sequence, with the statements of one dialect
+ * The JDBC backend: the exclusive lease lock (this class), the read-write lock ({@link JdbcReadWriteOps})
+ * and the semaphore ({@link JdbcSemaphoreOps}) over one table, its readers' and permits' tables and one
+ * token sequence, with the statements of one dialect
  * ({@link Sql}). All blocking work runs through {@link Db}. Thread-safe.
  */
 final class JdbcBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(JdbcBackend.class);
   static final char LOCK = 'L';
   static final char SEMAPHORE = 'S';
+  /** The read-write lock's writer ({@link ReadWriteSql#WRITER}); its readers' wake-ups and notices use 'R'. */
+  static final char WRITE = ReadWriteSql.WRITER;
+  static final char READ = ReadWriteSql.READER;
   /** First field of an eviction notice. */
   static final char EVICTED = 'E';
 
@@ -47,10 +51,11 @@ final class JdbcBackend implements LockBackend {
   String clientId;
   String channel;
   LocalWaiters local;
-  private WakeupSink sink;
+  WakeupSink sink;
   private io.locksmith.spi.BackendEvents events = io.locksmith.spi.BackendEvents.NONE;
   private PgListener listener;
   private JdbcSemaphoreOps semaphoreWakes;
+  private JdbcReadWriteOps readWrite;
   /** PostgreSQL: names this client saw contended lately, to pick the cheaper statements for the others. */
   private final Contention contention = new Contention();
   /** Which grants that came after their call timed out may be given back (lock and semaphore). */
@@ -66,7 +71,7 @@ final class JdbcBackend implements LockBackend {
     this.sql = new Sql(settings.dialect(), settings.table());
     this.db = db;
     this.capabilities = new Capabilities("jdbc-" + settings.dialect().name().toLowerCase(java.util.Locale.ROOT),
-        EnumSet.of(LockKind.EXCLUSIVE, LockKind.SEMAPHORE), FencingGuarantee.STRICT, notifies());
+        EnumSet.of(LockKind.EXCLUSIVE, LockKind.READ_WRITE, LockKind.SEMAPHORE), FencingGuarantee.STRICT, notifies());
   }
 
   boolean notifies() {
@@ -82,6 +87,7 @@ final class JdbcBackend implements LockBackend {
     this.local = new LocalWaiters(sink);
     this.channel = "locksmith_" + clientId;
     this.semaphoreWakes = new JdbcSemaphoreOps(this, 1);
+    this.readWrite = new JdbcReadWriteOps(this);
     if (notifies()) {
       listener = new PgListener(settings.listenerDataSource(), channel, this::onNotification, local::wakeAll,
           settings.commandTimeout(), clientId);
@@ -97,8 +103,7 @@ final class JdbcBackend implements LockBackend {
     if (payload.startsWith(EVICTED + "\n")) {
       String[] f = payload.split("\n", 4);
       if (f.length == 4 && f[1].length() == 1) {
-        events.ownerEvicted(f[1].charAt(0) == SEMAPHORE ? io.locksmith.spi.HoldKind.PERMIT
-            : io.locksmith.spi.HoldKind.EXCLUSIVE, f[3], f[2], "force-unlocked by an operator");
+        events.ownerEvicted(holdKind(f[1].charAt(0)), f[3], f[2], "force-unlocked by an operator");
       }
       return;
     }
@@ -116,6 +121,8 @@ final class JdbcBackend implements LockBackend {
     if (!sink.wake(name, waiterId)) {
       if (kind == SEMAPHORE) {
         semaphoreWakes.passWakeup(name, waiterId);
+      } else if (kind == WRITE || kind == READ) {
+        readWrite.side(kind).passWakeup(name, waiterId);
       } else {
         passWakeup(name, waiterId);
       }
@@ -125,6 +132,31 @@ final class JdbcBackend implements LockBackend {
   @Override
   public Capabilities capabilities() {
     return capabilities;
+  }
+
+  /** The read-write lock's sides ({@link JdbcReadWriteOps}); the exclusive lock is this backend itself. */
+  @Override
+  public io.locksmith.spi.LockOps ops(io.locksmith.spi.Primitive primitive) {
+    return switch (primitive) {
+      case READ -> readWrite.read();
+      case WRITE -> readWrite.write();
+      default -> LockBackend.super.ops(primitive);
+    };
+  }
+
+  /** The read-write lock's operations, for the operators' walk. */
+  JdbcReadWriteOps readWrite() {
+    return readWrite;
+  }
+
+  /** The kind of hold a kind letter of a row or notice stands for. */
+  static io.locksmith.spi.HoldKind holdKind(char kind) {
+    return switch (kind) {
+      case SEMAPHORE -> io.locksmith.spi.HoldKind.PERMIT;
+      case WRITE -> io.locksmith.spi.HoldKind.WRITE;
+      case READ -> io.locksmith.spi.HoldKind.READ;
+      default -> io.locksmith.spi.HoldKind.EXCLUSIVE;
+    };
   }
 
   @Override
@@ -568,8 +600,7 @@ final class JdbcBackend implements LockBackend {
       int colon = owner.indexOf(':');
       String ownerClient = colon > 0 ? owner.substring(0, colon) : owner;
       if (ownerClient.equals(clientId)) {
-        events.ownerEvicted(kind == SEMAPHORE ? io.locksmith.spi.HoldKind.PERMIT : io.locksmith.spi.HoldKind.EXCLUSIVE,
-            name, owner, "force-unlocked by an operator");
+        events.ownerEvicted(holdKind(kind), name, owner, "force-unlocked by an operator");
       } else if (notifies()) {
         try (PreparedStatement ps = db.prepare(c, "SELECT pg_notify(?, ?)")) {
           ps.setString(1, "locksmith_" + ownerClient);
@@ -612,7 +643,8 @@ final class JdbcBackend implements LockBackend {
   }
 
   /**
-   * Deletes rows whose last lease ended more than {@code grace} ago, expired permits, the meta rows of
+   * Deletes rows whose last lease ended more than {@code grace} ago, expired permits, read-write lock
+   * readers and waiters whose lease or registration ended, the meta rows of
    * semaphores without permits (unless their count was set by {@code setPermits}) and dead waiters'
    * registrations of this client's namespace. Hygiene only: expired rows are taken over anyway.
    */
@@ -631,6 +663,11 @@ final class JdbcBackend implements LockBackend {
       }
       try (PreparedStatement ps = db.prepare(c, sql.purgeSemaphores)) {
         ps.setString(1, namespace);
+        n += ps.executeUpdate();
+      }
+      try (PreparedStatement ps = db.prepare(c, readWrite.sql.purge)) {
+        ps.setString(1, namespace);
+        ps.setLong(2, 0);
         n += ps.executeUpdate();
       }
       if (notifies()) {

@@ -494,7 +494,8 @@ public final class JdbcLockClient extends ForwardingLockClient {
     }
 
     private static String problem(Db db, Sql sql) {
-      List<String> probes = new ArrayList<>(List.of(sql.probeLocks(), sql.probePermits(), sql.probeSequence()));
+      List<String> probes = new ArrayList<>(List.of(sql.probeLocks(), sql.probePermits(), sql.probeSequence(),
+          new ReadWriteSql(sql).probe()));
       if (sql.dialect == JdbcDialect.POSTGRESQL) {
         probes.add(sql.probeWaiters());
       }
