@@ -15,9 +15,10 @@ import java.util.Set;
 
 /**
  * For operators: which lease-mode locks and semaphores of a {@link JdbcLockClient}'s namespace are held
- * (or, on PostgreSQL, waited for), read from the lock tables in one short read-only call: the held
- * exclusive locks (an owner and a lease unexpired by the database clock), the semaphores with a live
- * permit, and on PostgreSQL the locks with a live waiter registration. What {@code locksmith list
+ * (or waited for), read from the lock tables in one short read-only call: the held exclusive locks (an
+ * owner and a lease unexpired by the database clock), the read-write locks with a live writer, reader or
+ * waiter registration, the semaphores with a live permit, and on PostgreSQL the exclusive locks and
+ * semaphores with a live waiter registration. What {@code locksmith list
  * --jdbc-url} prints. Applications know their lock names and do not need a walk.
  *
  * <p>Stateless and thread-safe. The call runs on the client's workers within its command timeout, like
@@ -52,7 +53,11 @@ public final class JdbcLockScan {
     Sql sql = backend.sql;
     Result found = Futures.join(backend.db.call("list the namespace's locks", c -> {
       Set<Found> locks = new LinkedHashSet<>();
+      ReadWriteSql rw = backend.readWrite().sql;
       boolean more = collect(backend.db, c, sql.listLocks, namespace, LockKind.EXCLUSIVE, limit, locks)
+          || collect(backend.db, c, rw.listWriters, namespace, LockKind.READ_WRITE, limit, locks)
+          || collect(backend.db, c, rw.listReaders, namespace, LockKind.READ_WRITE, limit, locks)
+          || collect(backend.db, c, rw.listWaiting, namespace, LockKind.READ_WRITE, limit, locks)
           || collect(backend.db, c, sql.listSemaphores, namespace, LockKind.SEMAPHORE, limit, locks);
       if (!more && sql.listWaited != null) {
         try (PreparedStatement ps = backend.db.prepare(c, sql.listWaited)) {

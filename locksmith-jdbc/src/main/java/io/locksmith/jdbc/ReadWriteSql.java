@@ -43,6 +43,8 @@ final class ReadWriteSql {
   final String listWriters;
   /** ns → the names with a live reader, in name order. */
   final String listReaders;
+  /** ns → the names with a live waiting reader or writer, in name order. */
+  final String listWaiting;
   /** ns, grace ms: members that ended longer ago than the grace. */
   final String purge;
 
@@ -73,6 +75,8 @@ final class ReadWriteSql {
         + " AND expires_at > " + now + " ORDER BY lock_name";
     listReaders = "SELECT DISTINCT lock_name FROM " + table + " WHERE namespace = ? AND member_kind = '" + READER
         + "' AND expires_at > " + now + " ORDER BY lock_name";
+    listWaiting = "SELECT DISTINCT lock_name FROM " + table + " WHERE namespace = ? AND member_kind IN ('"
+        + WAITING_READER + "', '" + WAITING_WRITER + "') AND expires_at > " + now + " ORDER BY lock_name";
     purge = "DELETE FROM " + table + " WHERE namespace = ? AND expires_at < " + now + " - ?";
   }
 
