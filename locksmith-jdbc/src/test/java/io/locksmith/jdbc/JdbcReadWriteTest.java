@@ -88,8 +88,9 @@ class JdbcReadWriteTest {
 
   /**
    * A waiting writer keeps new readers out only while its registration lives: one that died (here a row
-   * whose waiter never comes back, ending 1.5 s from now by the database clock) gives up its place, and
-   * readers enter again.
+   * whose waiter never comes back) gives up its place when its deadline passes by the database clock, and
+   * readers enter again. The row is written with a deadline a minute away, so that the refusal is seen
+   * however slow the machine, then brought to 300 ms from now, as if that minute had passed.
    */
   @Test
   void aDeadWaitingWritersPlaceExpires() throws Exception {
@@ -98,16 +99,15 @@ class JdbcReadWriteTest {
     String name = "rw-dead/" + System.nanoTime();
     a.readWriteLock(name).readLock().tryAcquire().orElseThrow().release(); // creates the writer's row
     Sql sql = new Sql(JdbcDialect.H2, JdbcLockClient.DEFAULT_TABLE);
-    try (Connection c = h2.getConnection(); PreparedStatement ps = c.prepareStatement("INSERT INTO "
-        + new ReadWriteSql(sql).table + " (namespace, lock_name, member_id, member_kind, since, expires_at)"
-        + " VALUES (?, ?, 'gone:waiter', 'w', " + sql.now + ", " + sql.now + " + 1500)")) {
-      ps.setString(1, a.options().namespace());
-      ps.setString(2, name);
-      ps.executeUpdate();
-    }
+    String table = new ReadWriteSql(sql).table;
+    update(h2, "INSERT INTO " + table + " (namespace, lock_name, member_id, member_kind, since, expires_at)"
+        + " VALUES (?, ?, 'gone:waiter', 'w', " + sql.now + ", " + sql.now + " + 60000)", a, name);
     assertThat(a.readWriteLock(name).readLock().inspect()).isEmpty();
     assertThat(a.readWriteLock(name).readLock().tryAcquire()).as("a new reader while a writer waits").isEmpty();
-    // 1.5 s by the database clock; 10 s only bounds the wait on a loaded machine
+    assertThat(a.readWriteLock(name).writeLock().inspect()).isEmpty();
+    update(h2, "UPDATE " + table + " SET expires_at = " + sql.now + " + 300 WHERE namespace = ? AND lock_name = ?",
+        a, name);
+    // 300 ms by the database clock; 10 s only bounds the wait on a loaded machine
     Optional<Lease>[] entered = new Optional[] {Optional.empty()};
     assertThat(eventually(Duration.ofSeconds(10), () -> {
       entered[0] = a.readWriteLock(name).readLock().tryAcquire();
@@ -115,6 +115,15 @@ class JdbcReadWriteTest {
     })).as("readers enter once the dead writer's registration ended").isTrue();
     entered[0].get().release();
     assertThat(a.readWriteLock(name).writeLock().tryAcquire()).as("and writers").isPresent();
+  }
+
+  private static void update(DataSource ds, String statement, JdbcLockClient client, String name)
+      throws java.sql.SQLException {
+    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(statement)) {
+      ps.setString(1, client.options().namespace());
+      ps.setString(2, name);
+      assertThat(ps.executeUpdate()).isEqualTo(1);
+    }
   }
 
   private static int waiters(JdbcLockClient client, String name) {
