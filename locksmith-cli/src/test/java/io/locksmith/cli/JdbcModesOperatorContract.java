@@ -166,6 +166,39 @@ abstract class JdbcModesOperatorContract {
     }
   }
 
+  /**
+   * Issue 28 item 1: the lease mode's read-write lock, each side shown, listed and unlocked on its own; the
+   * evicted holders are told (PostgreSQL) or find out at their next renewal (a second at most here). The
+   * pinned modes have no read-write lock.
+   */
+  @Test
+  void aLeaseReadWriteLockIsShownListedAndUnlockedBySide() throws Exception {
+    JdbcLockClient app = app(JdbcLockMode.LEASE);
+    LockOptions watched = LockOptions.watched(Duration.ofSeconds(3));
+    Lease write = app.readWriteLock("ledger", watched).writeLock().acquire();
+    assertThat(run("inspect", "--kind", "read-write", "ledger")).as(out()).isZero();
+    assertThat(out()).contains("writer of 'ledger'", app.clientId(), "token     " + write.fencingToken(),
+        "readers of 'ledger' is free");
+    assertThat(run("list", "--kind", "read-write")).as(out()).isZero();
+    assertThat(out()).containsPattern("(?m)^read-write:writer\\s+ledger\\s").contains("1 hold");
+    CountDownLatch writerLost = new CountDownLatch(1);
+    write.onLost(writerLost::countDown);
+    assertThat(run("unlock", "--kind", "read-write", "--side", "write", "ledger")).as(out()).isZero();
+    assertThat(out()).contains("unlocked writer of 'ledger'", "token " + write.fencingToken(), "now       free");
+    assertThat(writerLost.await(10, TimeUnit.SECONDS)).as("the evicted writer finds out").isTrue();
+
+    Lease read = app.readWriteLock("ledger", watched).readLock().acquire();
+    CountDownLatch readerLost = new CountDownLatch(1);
+    read.onLost(readerLost::countDown);
+    assertThat(run("list")).as(out()).isZero();
+    assertThat(out()).containsPattern("(?m)^read-write:readers\\s+ledger\\s");
+    assertThat(run("unlock", "--kind", "read-write", "--side", "read", "ledger")).as(out()).isZero();
+    assertThat(out()).contains("unlocked readers of 'ledger'", "now       free");
+    assertThat(readerLost.await(10, TimeUnit.SECONDS)).as("the evicted reader finds out").isTrue();
+    assertThat(run("inspect", "--mode", "row-lock", "--kind", "read-write", "ledger")).isEqualTo(2);
+    assertThat(err()).contains("exclusive locks only");
+  }
+
   @Test
   void aRowLockIsNeverCalledFree() throws Exception {
     JdbcLockClient app = app(JdbcLockMode.ROW_LOCK);

@@ -28,16 +28,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The JDBC backend: the exclusive lease lock (this class), the fair lock ({@link JdbcFairOps}) and the
- * semaphore ({@link JdbcSemaphoreOps}) over one table, its permits and waiters tables and one token
- * sequence, with the statements of one dialect ({@link Sql}). All blocking work runs through {@link Db}.
- * Thread-safe.
+ * The JDBC backend: the exclusive lease lock (this class), the fair lock ({@link JdbcFairOps}), the
+ * read-write lock ({@link JdbcReadWriteOps}) and the semaphore ({@link JdbcSemaphoreOps}) over one table,
+ * its permits', waiters' and read-write tables and one token sequence, with the statements of one dialect
+ * ({@link Sql}). All blocking work runs through {@link Db}. Thread-safe.
  */
 final class JdbcBackend implements LockBackend {
   private static final Logger log = LoggerFactory.getLogger(JdbcBackend.class);
   static final char LOCK = 'L';
   static final char SEMAPHORE = 'S';
   static final char FAIR = 'F';
+  /** The read-write lock's writer ({@link ReadWriteSql#WRITER}); its readers' wake-ups and notices use 'R'. */
+  static final char WRITE = ReadWriteSql.WRITER;
+  static final char READ = ReadWriteSql.READER;
   /** First field of an eviction notice. */
   static final char EVICTED = 'E';
 
@@ -49,12 +52,13 @@ final class JdbcBackend implements LockBackend {
   String clientId;
   String channel;
   LocalWaiters local;
-  private WakeupSink sink;
+  WakeupSink sink;
   private io.locksmith.spi.BackendEvents events = io.locksmith.spi.BackendEvents.NONE;
   private PgListener listener;
   private JdbcSemaphoreOps semaphoreWakes;
   /** The fair lock's operations (its rows and queue are kind {@link #FAIR}). */
   final JdbcFairOps fair;
+  private JdbcReadWriteOps readWrite;
   /** PostgreSQL: names this client saw contended lately, to pick the cheaper statements for the others. */
   private final Contention contention = new Contention();
   /** Which grants that came after their call timed out may be given back (lock and semaphore). */
@@ -70,7 +74,8 @@ final class JdbcBackend implements LockBackend {
     this.sql = new Sql(settings.dialect(), settings.table());
     this.db = db;
     this.capabilities = new Capabilities("jdbc-" + settings.dialect().name().toLowerCase(java.util.Locale.ROOT),
-        EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR, LockKind.SEMAPHORE), FencingGuarantee.STRICT, notifies());
+        EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR, LockKind.READ_WRITE, LockKind.SEMAPHORE),
+        FencingGuarantee.STRICT, notifies());
     this.fair = new JdbcFairOps(this);
   }
 
@@ -87,6 +92,7 @@ final class JdbcBackend implements LockBackend {
     this.local = new LocalWaiters(sink);
     this.channel = "locksmith_" + clientId;
     this.semaphoreWakes = new JdbcSemaphoreOps(this, 1);
+    this.readWrite = new JdbcReadWriteOps(this);
     if (notifies()) {
       listener = new PgListener(settings.listenerDataSource(), channel, this::onNotification, local::wakeAll,
           settings.commandTimeout(), clientId);
@@ -122,6 +128,8 @@ final class JdbcBackend implements LockBackend {
         semaphoreWakes.passWakeup(name, waiterId);
       } else if (kind == FAIR) {
         fair.passWakeup(name, waiterId);
+      } else if (kind == WRITE || kind == READ) {
+        readWrite.side(kind).passWakeup(name, waiterId);
       } else {
         passWakeup(name, waiterId);
       }
@@ -131,6 +139,31 @@ final class JdbcBackend implements LockBackend {
   @Override
   public Capabilities capabilities() {
     return capabilities;
+  }
+
+  /** The read-write lock's sides ({@link JdbcReadWriteOps}); the exclusive lock is this backend itself. */
+  @Override
+  public io.locksmith.spi.LockOps ops(io.locksmith.spi.Primitive primitive) {
+    return switch (primitive) {
+      case READ -> readWrite.read();
+      case WRITE -> readWrite.write();
+      default -> LockBackend.super.ops(primitive);
+    };
+  }
+
+  /** The read-write lock's operations, for the operators' walk. */
+  JdbcReadWriteOps readWrite() {
+    return readWrite;
+  }
+
+  /** The kind of hold a kind letter of a row or notice stands for. */
+  static io.locksmith.spi.HoldKind holdKind(char kind) {
+    return switch (kind) {
+      case SEMAPHORE -> io.locksmith.spi.HoldKind.PERMIT;
+      case WRITE -> io.locksmith.spi.HoldKind.WRITE;
+      case READ -> io.locksmith.spi.HoldKind.READ;
+      default -> io.locksmith.spi.HoldKind.EXCLUSIVE;
+    };
   }
 
   @Override
@@ -641,9 +674,10 @@ final class JdbcBackend implements LockBackend {
 
   /**
    * Deletes rows whose last lease ended more than {@code grace} ago (fair locks' only when nobody queues
-   * for them), expired permits, the meta rows of semaphores without permits (unless their count was set
-   * by {@code setPermits}) and dead waiters' registrations and fair queue places of this client's
-   * namespace. Hygiene only: expired rows are taken over anyway.
+   * for them), expired permits, read-write lock readers and waiters whose lease or registration ended, the
+   * meta rows of semaphores without permits (unless their count was set by {@code setPermits}) and dead
+   * waiters' registrations and fair queue places of this client's namespace. Hygiene only: expired rows
+   * are taken over anyway.
    */
   CompletableFuture<Integer> purgeExpired(Duration grace) {
     return db.call("purge expired rows", c -> {
@@ -660,6 +694,11 @@ final class JdbcBackend implements LockBackend {
       }
       try (PreparedStatement ps = db.prepare(c, sql.purgeSemaphores)) {
         ps.setString(1, namespace);
+        n += ps.executeUpdate();
+      }
+      try (PreparedStatement ps = db.prepare(c, readWrite.sql.purge)) {
+        ps.setString(1, namespace);
+        ps.setLong(2, 0);
         n += ps.executeUpdate();
       }
       if (notifies()) {

@@ -523,8 +523,9 @@ public final class JdbcLockClient extends ForwardingLockClient {
     }
 
     private static String problem(Db db, Sql sql) {
-      // the waiters table: PostgreSQL's wake-ups, and every dialect's fair lock queue
-      List<String> probes = List.of(sql.probeLocks(), sql.probePermits(), sql.probeSequence(), sql.probeWaiters());
+      // the waiters table: PostgreSQL's wake-ups, and every dialect's fair lock queue; the read-write table
+      List<String> probes = List.of(sql.probeLocks(), sql.probePermits(), sql.probeSequence(), sql.probeWaiters(),
+          new ReadWriteSql(sql).probe());
       return Futures.join(db.call("check the lock tables", c -> probe(c, probes), null));
     }
 

@@ -14,9 +14,10 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * For operators: which lease-mode locks, fair locks and semaphores of a {@link JdbcLockClient}'s namespace
- * are held (or waited for), read from the lock tables in one short read-only call: the held exclusive and
- * fair locks (an owner and a lease unexpired by the database clock), the semaphores with a live permit,
+ * For operators: which lease-mode locks, fair locks, read-write locks and semaphores of a {@link
+ * JdbcLockClient}'s namespace are held (or waited for), read from the lock tables in one short read-only
+ * call: the held exclusive and fair locks (an owner and a lease unexpired by the database clock), the
+ * read-write locks with a live writer, reader or waiter registration, the semaphores with a live permit,
  * the fair locks with a live place in their queue, and on PostgreSQL every lock with a live waiter
  * registration. What {@code locksmith list
  * --jdbc-url} prints. Applications know their lock names and do not need a walk.
@@ -54,8 +55,12 @@ public final class JdbcLockScan {
     Result found = Futures.join(backend.db.call("list the namespace's locks", c -> {
       Set<Found> locks = new LinkedHashSet<>();
       FairSql fair = backend.fair.statements();
+      ReadWriteSql rw = backend.readWrite().sql;
       boolean more = collect(backend.db, c, sql.listLocks, namespace, LockKind.EXCLUSIVE, limit, locks)
           || collect(backend.db, c, fair.listHeld, namespace, LockKind.FAIR, limit, locks)
+          || collect(backend.db, c, rw.listWriters, namespace, LockKind.READ_WRITE, limit, locks)
+          || collect(backend.db, c, rw.listReaders, namespace, LockKind.READ_WRITE, limit, locks)
+          || collect(backend.db, c, rw.listWaiting, namespace, LockKind.READ_WRITE, limit, locks)
           || collect(backend.db, c, sql.listSemaphores, namespace, LockKind.SEMAPHORE, limit, locks);
       if (!more && sql.listWaited == null) { // MariaDB, H2: the fair lock's queue is their only waiters' table
         more = collect(backend.db, c, fair.listQueued, namespace, LockKind.FAIR, limit, locks);

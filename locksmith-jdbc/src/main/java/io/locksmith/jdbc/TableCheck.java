@@ -30,10 +30,13 @@ final class TableCheck {
     List<String> problems = new ArrayList<>();
     primaryKey(c, sql, sql.table, List.of("namespace", "kind", "lock_name"), problems);
     primaryKey(c, sql, sql.permitsTable, List.of("namespace", "lock_name", "owner"), problems);
+    String readWrite = new ReadWriteSql(sql).table;
+    primaryKey(c, sql, readWrite, List.of("namespace", "lock_name", "member_id", "member_kind"), problems);
     primaryKey(c, sql, sql.waitersTable, List.of("namespace", "kind", "lock_name", "waiter_id"), problems);
     collation(c, sql, sql.table, problems);
     collation(c, sql, sql.permitsTable, problems);
     collation(c, sql, sql.waitersTable, problems); // a fair lock's queue is found by its name
+    collation(c, sql, readWrite, problems);
     String sequence = sequence(c, sql);
     if (sequence != null) {
       problems.add(sequence);

@@ -33,4 +33,19 @@ CREATE TABLE IF NOT EXISTS ${table}_waiters (
   expires_at BIGINT       NOT NULL,
   PRIMARY KEY (namespace, kind, lock_name, waiter_id)
 ) ENGINE=InnoDB;
+-- Read-write locks: readers (member_kind R) and waiting readers (r) and writers (w); the writer is the
+-- lock table's row of kind W. Added after the first release: CREATE IF NOT EXISTS adds it to old schemas.
+CREATE TABLE IF NOT EXISTS ${table}_rw (
+  namespace   VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+  lock_name   VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+  member_id   VARCHAR(160) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+  member_kind CHAR(1)      CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  holds       INT          NOT NULL DEFAULT 0,
+  token       BIGINT       NOT NULL DEFAULT 0,
+  ticket      BIGINT       NOT NULL DEFAULT 0,
+  channel     VARCHAR(63),
+  since       BIGINT       NOT NULL,
+  expires_at  BIGINT       NOT NULL,
+  PRIMARY KEY (namespace, lock_name, member_id, member_kind)
+) ENGINE=InnoDB;
 CREATE SEQUENCE IF NOT EXISTS ${table}_token ENGINE=InnoDB;

@@ -121,6 +121,7 @@ class JdbcLockClientTest {
   void capabilitiesSayWhatPasses() {
     try (JdbcLockClient client = JdbcLockClient.builder().dataSource(ds).createTableIfMissing().build()) {
       assertThat(client.capabilities().lockKinds()).containsExactlyInAnyOrder(LockKind.EXCLUSIVE, LockKind.FAIR,
+          LockKind.READ_WRITE,
           LockKind.SEMAPHORE);
       assertThat(client.capabilities().fencing()).isEqualTo(FencingGuarantee.STRICT);
       assertThat(client.capabilities().waitsByNotification()).isFalse();
@@ -129,6 +130,12 @@ class JdbcLockClientTest {
     try (JdbcLockClient client = JdbcLockClient.builder().dataSource(ds).mode(JdbcLockMode.ROW_LOCK).build()) {
       assertThat(client.capabilities().lockKinds()).containsExactly(LockKind.EXCLUSIVE);
       assertThatThrownBy(() -> client.fairLock("x")).isInstanceOf(UnsupportedOperationException.class);
+    }
+    // the pinned modes have no read-write lock (docs/jdbc.md, "Why only in lease mode")
+    try (JdbcLockClient pinned = JdbcLockClient.builder().dataSource(ds).mode(JdbcLockMode.ROW_LOCK)
+        .createTableIfMissing().build()) {
+      assertThat(pinned.capabilities().lockKinds()).doesNotContain(LockKind.READ_WRITE);
+      assertThatThrownBy(() -> pinned.readWriteLock("x")).isInstanceOf(UnsupportedOperationException.class);
     }
   }
 

@@ -59,6 +59,7 @@ class JdbcRefusalTest {
     } finally {
       execute(pool, "DROP TABLE IF EXISTS " + table + "_permits");
       execute(pool, "DROP TABLE IF EXISTS " + table + "_waiters");
+      execute(pool, "DROP TABLE IF EXISTS " + table + "_rw");
       execute(pool, "DROP SEQUENCE IF EXISTS " + table + "_token");
     }
   }
@@ -75,7 +76,7 @@ class JdbcRefusalTest {
       try (JdbcLockClient owner = JdbcLockClient.builder().dataSource(admin).table(table).createTableIfMissing()
           .build()) {
         execute(admin, "GRANT SELECT, INSERT, UPDATE, DELETE ON " + table + ", " + table + "_permits, " + table
-            + "_waiters TO refusal_app");
+            + "_waiters, " + table + "_rw TO refusal_app");
         execute(admin, "GRANT USAGE, SELECT, UPDATE ON SEQUENCE " + table + "_token TO refusal_app");
       }
       try (JdbcLockClient client = JdbcLockClient.builder().dataSource(app).table(table).build()) {
@@ -88,7 +89,8 @@ class JdbcRefusalTest {
         assertThat(Duration.ofNanos(System.nanoTime() - start)).as("at once").isLessThan(AT_ONCE);
       }
     } finally {
-      execute(admin, "DROP TABLE IF EXISTS " + table + ", " + table + "_permits, " + table + "_waiters");
+      execute(admin, "DROP TABLE IF EXISTS " + table + ", " + table + "_permits, " + table + "_waiters, " + table
+          + "_rw");
       execute(admin, "DROP SEQUENCE IF EXISTS " + table + "_token");
       execute(admin, "DROP ROLE IF EXISTS refusal_app");
     }
@@ -118,6 +120,7 @@ class JdbcRefusalTest {
       execute(pool, "DROP TABLE IF EXISTS " + table);
       execute(pool, "DROP TABLE IF EXISTS " + table + "_permits");
       execute(pool, "DROP TABLE IF EXISTS " + table + "_waiters");
+      execute(pool, "DROP TABLE IF EXISTS " + table + "_rw");
       execute(pool, "DROP SEQUENCE IF EXISTS " + table + "_token");
     }
   }
@@ -140,7 +143,7 @@ class JdbcRefusalTest {
       try (JdbcLockClient owner = JdbcLockClient.builder().dataSource(admin).table(table).createTableIfMissing()
           .build()) {
         execute(admin, "GRANT SELECT, INSERT, UPDATE, DELETE ON " + table + ", " + table + "_permits, " + table
-            + "_waiters TO refusal_ro");
+            + "_waiters, " + table + "_rw TO refusal_ro");
         execute(admin, "GRANT USAGE, SELECT, UPDATE ON SEQUENCE " + table + "_token TO refusal_ro");
       }
       execute(admin, "ALTER ROLE refusal_ro SET default_transaction_read_only = on");
@@ -153,7 +156,8 @@ class JdbcRefusalTest {
         assertThat(client.lock("x").tryAcquire()).as("granted on a fresh connection").isPresent();
       }
     } finally {
-      execute(admin, "DROP TABLE IF EXISTS " + table + ", " + table + "_permits, " + table + "_waiters");
+      execute(admin, "DROP TABLE IF EXISTS " + table + ", " + table + "_permits, " + table + "_waiters, " + table
+          + "_rw");
       execute(admin, "DROP SEQUENCE IF EXISTS " + table + "_token");
       execute(admin, "DROP ROLE IF EXISTS refusal_ro");
     }
