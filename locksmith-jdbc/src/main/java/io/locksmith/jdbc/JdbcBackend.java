@@ -141,10 +141,14 @@ final class JdbcBackend implements LockBackend {
     return capabilities;
   }
 
-  /** The read-write lock's sides ({@link JdbcReadWriteOps}); the exclusive lock is this backend itself. */
+  /**
+   * The fair lock ({@link JdbcFairOps}) and the read-write lock's sides ({@link JdbcReadWriteOps}); the
+   * exclusive lock is this backend itself.
+   */
   @Override
   public io.locksmith.spi.LockOps ops(io.locksmith.spi.Primitive primitive) {
     return switch (primitive) {
+      case FAIR -> fair;
       case READ -> readWrite.read();
       case WRITE -> readWrite.write();
       default -> LockBackend.super.ops(primitive);
@@ -160,21 +164,11 @@ final class JdbcBackend implements LockBackend {
   static io.locksmith.spi.HoldKind holdKind(char kind) {
     return switch (kind) {
       case SEMAPHORE -> io.locksmith.spi.HoldKind.PERMIT;
+      case FAIR -> io.locksmith.spi.HoldKind.FAIR;
       case WRITE -> io.locksmith.spi.HoldKind.WRITE;
       case READ -> io.locksmith.spi.HoldKind.READ;
       default -> io.locksmith.spi.HoldKind.EXCLUSIVE;
     };
-  }
-
-  @Override
-  public io.locksmith.spi.LockOps ops(io.locksmith.spi.Primitive primitive) {
-    return primitive == io.locksmith.spi.Primitive.FAIR ? fair : LockBackend.super.ops(primitive);
-  }
-
-  /** The kind of hold a row kind letter stands for, for eviction notices. */
-  static io.locksmith.spi.HoldKind holdKind(char kind) {
-    return kind == SEMAPHORE ? io.locksmith.spi.HoldKind.PERMIT
-        : kind == FAIR ? io.locksmith.spi.HoldKind.FAIR : io.locksmith.spi.HoldKind.EXCLUSIVE;
   }
 
   /** Where this client's wake-ups go (set by {@link #open}). */
