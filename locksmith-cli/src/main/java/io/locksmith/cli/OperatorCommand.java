@@ -441,7 +441,8 @@ final class OperatorCommand {
               h.remainingTtl().toMillis(), sessionBound(client)
                   ? "at most left unrenewed (lease and ZooKeeper session timeout)" : "of its lease left");
         }
-        explainEviction(out, "each evicted permit holder", Optional.empty(), true, sessionBound(client));
+        explainEviction(out, "each evicted permit holder", Optional.empty(), true, sessionBound(client),
+            client.capabilities().waitsByNotification());
         SemaphoreState now = client.inspectSemaphore(name);
         out.println(now.taken() == 0 ? "now       no permit held"
             : String.format("now       %d permit%s held (granted after the unlock)", now.taken(),
@@ -468,7 +469,7 @@ final class OperatorCommand {
                   : "of its lease left");
         }
         explainEviction(out, readers ? "each evicted reader" : "the evicted holder", before, !readers,
-            sessionBound(client));
+            sessionBound(client), client.capabilities().waitsByNotification());
         Optional<LockInfo> now = lock.inspect();
         out.println(now.map(i -> String.format("now       held by %s, token %d (granted after the unlock)",
             i.owner(), i.fencingToken())).orElse("now       free"));
@@ -491,22 +492,30 @@ final class OperatorCommand {
   }
 
   /**
-   * What a force-unlocked holder goes through, so an operator knows what the process will do next. The
-   * unlock scripts tell each evicted holder's client on its wake-up channel; a client that is not connected
-   * then learns it when it reconnects (its leases are verified) or when its lease runs out.
+   * What a force-unlocked holder goes through, so an operator knows what the process will do next. Where
+   * the backend notifies (Redis, ZooKeeper, PostgreSQL) the unlock tells each evicted holder's client at
+   * once; a client that is not connected then learns it when it reconnects (its leases are verified) or
+   * when its lease runs out. Where it does not (MariaDB, H2), the holder learns it at its next renewal.
    *
    * @param writes whether the holder's token fences writes (not a reader's: it carries the last write's)
    * @param session whether holds end with the holder's ZooKeeper session (the time left is a bound)
+   * @param notifies whether the backend tells another client at once
    */
   private static void explainEviction(PrintStream out, String who, Optional<LockInfo> before, boolean writes,
-      boolean session) {
+      boolean session, boolean notifies) {
     String left = before.map(i -> "in about " + i.remainingTtl().toMillis() + " ms" + (session
         ? " (the lease it had left, bounded by its ZooKeeper session timeout)" : " (the lease it had left)"))
         .orElse("when its lease would have run out");
-    out.printf("%s is told now: a notice to its client makes its lease LOST within milliseconds (onLost "
-        + "listeners run, release() returns false)%n"
-        + "  - a client not connected at this moment learns it when it reconnects (it verifies every lease "
-        + "then), at the latest %s%n", who, left);
+    if (notifies) {
+      out.printf("%s is told now: a notice to its client makes its lease LOST within milliseconds (onLost "
+          + "listeners run, release() returns false)%n"
+          + "  - a client not connected at this moment learns it when it reconnects (it verifies every lease "
+          + "then), at the latest %s%n", who, left);
+    } else {
+      out.printf("%s is not told now (this database sends no notifications): its client finds its lease LOST "
+          + "at its next renewal (a watched lease renews every third of its lease; onLost listeners run, "
+          + "release() returns false), at the latest %s%n", who, left);
+    }
     if (writes) {
       out.printf("work already running under the lease does not stop by itself: a resource that checks fencing "
           + "tokens refuses its writes%s once it has accepted a write with a newer holder's token (every later "
