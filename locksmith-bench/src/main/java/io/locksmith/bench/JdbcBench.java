@@ -45,8 +45,11 @@ public final class JdbcBench {
    * The peers {@code --against} accepts with a database backend. ShedLock's JDBC provider never waits
    * for a lock, so it runs only where nobody has to (uncontended, many-keys).
    */
-  public static final List<String> PEERS = List.of("spring-jdbc", "shedlock-jdbc", "one-client");
-  /** Not a peer: in hot-key, also run the implementations with one client shared by all threads. */
+  public static final List<String> PEERS = List.of("spring-jdbc", "shedlock-jdbc");
+  /**
+   * Accepted by {@code --against} besides {@link #PEERS} (not a peer, not run by default): in hot-key, also
+   * run the implementations with one client shared by all threads.
+   */
   public static final String ONE_CLIENT = "one-client";
   /** The databases {@code --backend} accepts. */
   public static final List<String> DATABASES = List.of("postgres", "mariadb");
@@ -57,7 +60,7 @@ public final class JdbcBench {
    * @param database {@code postgres} or {@code mariadb}
    * @param settings the scenario (uncontended, many-keys or hot-key), duration and threads (its Redis
    *     peers, URIs and rtt are not used)
-   * @param against peers from {@link #PEERS}, or none
+   * @param against peers from {@link #PEERS} and, for hot-key, {@link #ONE_CLIENT}; or none
    * @param progress one line per step
    * @return the results, one per implementation
    * @throws IllegalArgumentException for another database, scenario or peer
@@ -74,8 +77,9 @@ public final class JdbcBench {
       throw new IllegalArgumentException("--backend " + database + " runs uncontended, many-keys and hot-key");
     }
     for (String peer : against) {
-      if (!PEERS.contains(peer)) {
-        throw new IllegalArgumentException("--backend " + database + " compares with " + PEERS + ", not " + peer);
+      if (!PEERS.contains(peer) && !peer.equals(ONE_CLIENT)) {
+        throw new IllegalArgumentException("--backend " + database + " compares with " + PEERS + " (and "
+            + ONE_CLIENT + " for hot-key), not " + peer);
       }
     }
     int threads = settings.effectiveThreads();

@@ -117,6 +117,9 @@ final class JdbcBackend implements LockBackend, HandOffOps {
     char kind = payload.charAt(0);
     String waiterId = payload.substring(first + 1, second);
     String name = payload.substring(second + 1);
+    if (kind == LOCK) {
+      handOffs.woken(name);
+    }
     local.remove(waiterId);
     // the sink is the core's; a waiter that is gone hands the wake-up on
     if (!sink.wake(name, waiterId)) {

@@ -11,7 +11,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * that wakes the oldest registered waiter of <em>another</em> client (if there is one) and then keeps this
  * client's own acquisitions of the name away from the database for {@link #RESERVATION_MILLIS}: they
  * register as waiters and are refused without asking, so that the woken waiter, whose notification and
- * round trip take longer than this client's next local ask, finds the lock free. Runs are counted here,
+ * round trip take longer than this client's next local ask, finds the lock free. The reservation ends
+ * early when a release wakes one of this client's registered waiters of the name (the other client's
+ * turn is over: it released and chose us). Runs are counted here,
  * not in the database: only this client hands off among its own owners, so a run on a name is a run of
  * this client. A reservation binds only this client; the others never see it. Both are hints for
  * fairness, never for safety: every grant is still the database's, owner-checked, with a new token.
@@ -26,10 +28,11 @@ final class LocalHandOff {
   static final int COHORT = 8;
   /**
    * How long the run's last release keeps this client's acquisitions of the name away from the
-   * database: a notification, the woken client's wake-up and its grant statement take a few ms on a
-   * loaded machine; a woken waiter that died costs this client at most this long.
+   * database, at most: a notification, the woken client's wake-up and its grant statement take a few ms,
+   * but hundreds on a loaded machine. It normally ends sooner, at the other client's release (which wakes
+   * a waiter of ours); a woken waiter that died costs this client at most this long.
    */
-  static final long RESERVATION_MILLIS = 100;
+  static final long RESERVATION_MILLIS = 500;
 
   /** Hand-offs granted in all, for tests and diagnostics. */
   private final java.util.concurrent.atomic.LongAdder granted = new java.util.concurrent.atomic.LongAdder();
@@ -65,6 +68,13 @@ final class LocalHandOff {
   /** The run's last release woke a waiter of another client: leave it the lock for a while. */
   void reserve(String name) {
     reservedUntil.put(name, System.nanoTime() + RESERVATION_MILLIS * 1_000_000L);
+  }
+
+  /** A release woke a waiter of this client for {@code name}: the reservation, if any, is over. */
+  void woken(String name) {
+    if (!reservedUntil.isEmpty()) {
+      reservedUntil.remove(name);
+    }
   }
 
   /**
