@@ -33,7 +33,11 @@ import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
  * <p>In the hot-key scenario every thread is a client of its own (its own {@code JdbcLockClient}, its
  * own {@code JdbcLockRegistry} with its own client id), as processes contending for a lock are: one
  * registry shared by threads hands a lock over through a {@code ReentrantLock} in its JVM, which is not
- * what a database lock is for. Uncontended and many-keys share one client per implementation.
+ * what a database lock is for. Uncontended and many-keys share one client per implementation. With
+ * {@code --against ...,one-client} the hot-key scenario also runs each implementation with one client
+ * shared by all threads ({@code locksmith-jdbc-1c}: releases hand the lock to the client's next waiting
+ * thread in one statement; {@code spring-jdbc-1c}: one registry, whose threads queue on its
+ * {@code ReentrantLock}), as the threads of one application share one client.
  * Not thread-safe; one run at a time.
  */
 public final class JdbcBench {
@@ -42,6 +46,11 @@ public final class JdbcBench {
    * for a lock, so it runs only where nobody has to (uncontended, many-keys).
    */
   public static final List<String> PEERS = List.of("spring-jdbc", "shedlock-jdbc");
+  /**
+   * Accepted by {@code --against} besides {@link #PEERS} (not a peer, not run by default): in hot-key, also
+   * run the implementations with one client shared by all threads.
+   */
+  public static final String ONE_CLIENT = "one-client";
   /** The databases {@code --backend} accepts. */
   public static final List<String> DATABASES = List.of("postgres", "mariadb");
 
@@ -51,7 +60,7 @@ public final class JdbcBench {
    * @param database {@code postgres} or {@code mariadb}
    * @param settings the scenario (uncontended, many-keys or hot-key), duration and threads (its Redis
    *     peers, URIs and rtt are not used)
-   * @param against peers from {@link #PEERS}, or none
+   * @param against peers from {@link #PEERS} and, for hot-key, {@link #ONE_CLIENT}; or none
    * @param progress one line per step
    * @return the results, one per implementation
    * @throws IllegalArgumentException for another database, scenario or peer
@@ -68,8 +77,9 @@ public final class JdbcBench {
       throw new IllegalArgumentException("--backend " + database + " runs uncontended, many-keys and hot-key");
     }
     for (String peer : against) {
-      if (!PEERS.contains(peer)) {
-        throw new IllegalArgumentException("--backend " + database + " compares with " + PEERS + ", not " + peer);
+      if (!PEERS.contains(peer) && !peer.equals(ONE_CLIENT)) {
+        throw new IllegalArgumentException("--backend " + database + " compares with " + PEERS + " (and "
+            + ONE_CLIENT + " for hot-key), not " + peer);
       }
     }
     int threads = settings.effectiveThreads();
@@ -84,17 +94,30 @@ public final class JdbcBench {
       JdbcLockClient.builder().dataSource(ours).createTableIfMissing().build().close();
       // per-thread clients: a LISTEN connection and 2 statements each; one shared client: a statement per thread
       int statements = perThread ? 2 : Math.min(256, Math.max(16, threads));
-      LocksmithJdbcImpl locksmith = new LocksmithJdbcImpl(perThread, () -> JdbcLockClient.builder()
+      LocksmithJdbcImpl locksmith = new LocksmithJdbcImpl("locksmith-jdbc", perThread, () -> JdbcLockClient.builder()
           .dataSource(ours).maxConcurrentStatements(statements).build());
       owned.add(locksmith);
       impls.put(locksmith, List.of());
+      boolean oneClient = perThread && against.contains(ONE_CLIENT);
+      if (oneClient) {
+        int shared = Math.min(256, Math.max(16, threads));
+        LocksmithJdbcImpl one = new LocksmithJdbcImpl("locksmith-jdbc-1c", false, () -> JdbcLockClient.builder()
+            .dataSource(ours).maxConcurrentStatements(shared).build());
+        owned.add(one);
+        impls.put(one, List.of());
+      }
       if (against.contains("spring-jdbc")) {
         HikariDataSource theirs = pool(server.url, poolSize);
         owned.add(theirs);
         springSchema(theirs, database.equals("postgres") ? "postgresql" : "mysql");
-        SpringJdbcImpl spring = new SpringJdbcImpl(perThread, theirs);
+        SpringJdbcImpl spring = new SpringJdbcImpl("spring-jdbc", perThread, theirs);
         owned.add(spring);
         impls.put(spring, List.of());
+        if (oneClient) {
+          SpringJdbcImpl one = new SpringJdbcImpl("spring-jdbc-1c", false, theirs);
+          owned.add(one);
+          impls.put(one, List.of());
+        }
       }
       if (against.contains("shedlock-jdbc") && settings.scenario() != Scenario.HOT_KEY) {
         HikariDataSource shedPool = pool(server.url, poolSize);
@@ -146,13 +169,13 @@ public final class JdbcBench {
       HikariDataSource ours = pool(server.url, 16);
       owned.add(ours);
       JdbcLockClient.builder().dataSource(ours).createTableIfMissing().build().close();
-      LocksmithJdbcImpl locksmith = new LocksmithJdbcImpl(true, () -> JdbcLockClient.builder().dataSource(ours)
+      LocksmithJdbcImpl locksmith = new LocksmithJdbcImpl("locksmith-jdbc", true, () -> JdbcLockClient.builder().dataSource(ours)
           .maxConcurrentStatements(2).build());
       owned.add(locksmith);
       HikariDataSource theirs = pool(server.url, 16);
       owned.add(theirs);
       springSchema(theirs, database.equals("postgres") ? "postgresql" : "mysql");
-      SpringJdbcImpl spring = new SpringJdbcImpl(true, theirs);
+      SpringJdbcImpl spring = new SpringJdbcImpl("spring-jdbc", true, theirs);
       owned.add(spring);
       for (LockImpl impl : List.of(locksmith, spring)) {
         long[] micros = new long[rounds];
@@ -332,15 +355,17 @@ public final class JdbcBench {
 
   /** Locksmith's JDBC lease lock, lease view. */
   static final class LocksmithJdbcImpl implements LockImpl {
+    private final String name;
     private final Instances<JdbcLockClient> clients;
 
-    LocksmithJdbcImpl(boolean perThread, Supplier<JdbcLockClient> factory) {
+    LocksmithJdbcImpl(String name, boolean perThread, Supplier<JdbcLockClient> factory) {
+      this.name = name;
       this.clients = new Instances<>(perThread, factory);
     }
 
     @Override
     public String name() {
-      return "locksmith-jdbc";
+      return name;
     }
 
     @Override
@@ -395,7 +420,10 @@ public final class JdbcBench {
     private final Instances<JdbcLockRegistry> registries;
     private final List<DefaultLockRepository> repositories = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    SpringJdbcImpl(boolean perThread, HikariDataSource ds) {
+    private final String name;
+
+    SpringJdbcImpl(String name, boolean perThread, HikariDataSource ds) {
+      this.name = name;
       this.registries = new Instances<>(perThread, () -> {
         DefaultLockRepository repository = new DefaultLockRepository(ds);
         // what a Spring context would give it
@@ -409,7 +437,7 @@ public final class JdbcBench {
 
     @Override
     public String name() {
-      return "spring-jdbc";
+      return name;
     }
 
     @Override

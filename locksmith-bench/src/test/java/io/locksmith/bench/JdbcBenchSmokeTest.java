@@ -18,12 +18,17 @@ class JdbcBenchSmokeTest {
   void locksmithAndSpringsJdbcLockRegistryAreMeasuredSideBySide() throws Exception {
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     for (Scenario scenario : List.of(Scenario.UNCONTENDED, Scenario.HOT_KEY)) {
+      List<String> against = new java.util.ArrayList<>(JdbcBench.PEERS);
+      if (scenario == Scenario.HOT_KEY) {
+        against.add(JdbcBench.ONE_CLIENT); // also one client (resp. registry) shared by the threads
+      }
       BenchReport report = JdbcBench.run("postgres", new BenchSettings(scenario, List.of(), Duration.ofSeconds(2), 0,
-          null, List.of()).smoke(BenchSmokeTest.SMOKE, 1), JdbcBench.PEERS, new PrintStream(log, true,
+          null, List.of()).smoke(BenchSmokeTest.SMOKE, 1), against, new PrintStream(log, true,
           StandardCharsets.UTF_8));
       String table = report.toTable();
       assertThat(report.results()).extracting(BenchResult::impl).containsExactlyElementsOf(
-          scenario == Scenario.HOT_KEY ? List.of("locksmith-jdbc", "spring-jdbc") // ShedLock never waits
+          scenario == Scenario.HOT_KEY // ShedLock never waits
+              ? List.of("locksmith-jdbc", "locksmith-jdbc-1c", "spring-jdbc", "spring-jdbc-1c")
               : List.of("locksmith-jdbc", "spring-jdbc", "shedlock-jdbc"));
       assertThat(report.results()).as(table).allSatisfy(r -> {
         assertThat(r.opsPerSec()).isPositive();

@@ -133,6 +133,21 @@ final class Sql {
    * committed, so it sees every registration that committed before the release took the row).
    */
   final String wakeIfFree;
+  /**
+   * PostgreSQL: a local hand-off ({@link LocalHandOff}): every hold of the releasing owner is dropped and,
+   * in the same statement, the lock goes to the next owner with one hold, a new token (the sequence's
+   * value, never at or below the row's) and a lease by the database clock; its waiter registration is
+   * deleted. Only if the releasing owner still holds an unexpired lease: next owner, lease ms, ns, kind,
+   * name, owner, ns, kind, name, next waiter → token (no row: nothing changed).
+   */
+  final String handOff;
+  /**
+   * PostgreSQL: the plain release that ends a run of hand-offs: {@link #release} of every hold, then, if
+   * the lock row is free, the wake-up of the oldest registered waiter of another client (its channel is
+   * not ours): threshold x3, ns, kind, name, owner, then ns, kind, name, ns, kind, name, our channel,
+   * limit, ns, kind, name, kind, name → holds; then one row per woken waiter.
+   */
+  final String releaseAndWakeOther;
   /** ns, kind, name → count. */
   final String waitersCount;
   /** ns. */
@@ -212,6 +227,12 @@ final class Sql {
             + " f WHERE f.namespace = ? AND f.kind = ? AND f.lock_name = ? AND (f.owner IS NULL OR f.expires_at <= "
             + now + ")) ORDER BY since");
         releaseAndWake = release + "; " + wakeIfFree;
+        releaseAndWakeOther = release + "; " + wakeIfFree.replace(" ORDER BY since", " AND channel <> ? ORDER BY since");
+        handOff = "WITH r AS (UPDATE " + t + " SET owner = ?, holds = 1,"
+            + " token = GREATEST(" + next + ", token + 1), expires_at = " + now + " + ?"
+            + " WHERE " + KEY + " AND owner = ? AND expires_at > " + now + " RETURNING token),"
+            + " d AS (DELETE FROM " + w + " WHERE " + KEY + " AND waiter_id = ? AND EXISTS (SELECT 1 FROM r))"
+            + " SELECT token FROM r";
         waitersCount = "SELECT COUNT(*) FROM " + w + " WHERE " + KEY + " AND expires_at > " + now;
         purgeWaiters = "DELETE FROM " + w + " WHERE namespace = ? AND expires_at <= " + now;
       }
@@ -239,7 +260,7 @@ final class Sql {
             + " ON DUPLICATE KEY UPDATE permits = VALUES(permits), holds = 1";
         nextToken = "SELECT " + next;
         waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
-        releaseMarked = wakeIfFree = null;
+        releaseMarked = wakeIfFree = handOff = releaseAndWakeOther = null;
       }
       case H2 -> {
         now = "DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)";
@@ -268,7 +289,7 @@ final class Sql {
             + " VALUES (s.ns, s.k, s.nm, s.pm, 1)";
         nextToken = "SELECT " + next;
         waiterRegister = waiterRemove = wake = waitersCount = purgeWaiters = releaseAndWake = null;
-        releaseMarked = wakeIfFree = null;
+        releaseMarked = wakeIfFree = handOff = releaseAndWakeOther = null;
       }
       default -> throw new IllegalArgumentException(String.valueOf(dialect));
     }

@@ -217,7 +217,7 @@ class JdbcLateReplyTest {
 
   /** A case run with the command timeout of the client whose reply is held. */
   @FunctionalInterface
-  private interface TimedCase {
+  interface TimedCase {
     void run(Duration timeout) throws Exception;
   }
 
@@ -228,7 +228,7 @@ class JdbcLateReplyTest {
    * wrong. The property under test fails as an assertion, never as such an exception, so it is never
    * retried away.
    */
-  private static void withGrowingTimeout(TimedCase body) throws Exception {
+  static void withGrowingTimeout(TimedCase body) throws Exception {
     List<String> missed = new ArrayList<>();
     for (Duration timeout = FIRST_TIMEOUT; timeout.compareTo(LAST_TIMEOUT) <= 0; timeout = timeout.multipliedBy(2)) {
       try {
