@@ -33,9 +33,10 @@ import org.slf4j.LoggerFactory;
  * The JDBC backend: the exclusive lease lock (this class), the fair lock ({@link JdbcFairOps}), the
  * read-write lock ({@link JdbcReadWriteOps}) and the semaphore ({@link JdbcSemaphoreOps}) over one table,
  * its permits', waiters' and read-write tables and one token sequence, with the statements of one dialect
- * ({@link Sql}). All blocking work runs through {@link Db}. On PostgreSQL a release of the exclusive lock
- * hands it to a waiting owner of the same client in one statement ({@link #releaseAndHandOff}, {@link
- * LocalHandOff}). Thread-safe.
+ * ({@link Sql}). All blocking work runs through {@link Db}. On PostgreSQL the exclusive lock's releases
+ * wake waiters through their clients' channels and may hand the lock to a waiting owner of the same client
+ * in one statement: this class picks the statement, {@link PgRelease} runs it, {@link LocalHandOff} counts
+ * the runs. Thread-safe.
  */
 final class JdbcBackend implements LockBackend, HandOffOps {
   private static final Logger log = LoggerFactory.getLogger(JdbcBackend.class);
@@ -64,11 +65,13 @@ final class JdbcBackend implements LockBackend, HandOffOps {
   final JdbcFairOps fair;
   private JdbcReadWriteOps readWrite;
   /** PostgreSQL: names this client saw contended lately, to pick the cheaper statements for the others. */
-  private final Contention contention = new Contention();
+  final Contention contention = new Contention();
   /** Which grants that came after their call timed out may be given back (lock and semaphore). */
   final LateGrants lateGrants = new LateGrants();
   /** PostgreSQL: runs of local hand-offs and this client's reservations for other clients' waiters. */
   final LocalHandOff handOffs = new LocalHandOff();
+  /** PostgreSQL: the statements of the exclusive lock's releases and local hand-offs. */
+  private final PgRelease pgRelease;
 
   /** What the builder validated. */
   record Settings(DataSource dataSource, DataSource listenerDataSource, JdbcDialect dialect, String table,
@@ -83,6 +86,7 @@ final class JdbcBackend implements LockBackend, HandOffOps {
         EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR, LockKind.READ_WRITE, LockKind.SEMAPHORE),
         FencingGuarantee.STRICT, notifies());
     this.fair = new JdbcFairOps(this);
+    this.pgRelease = new PgRelease(this);
   }
 
   boolean notifies() {
@@ -202,7 +206,7 @@ final class JdbcBackend implements LockBackend, HandOffOps {
       long reserved = handOffs.reservedMillis(name);
       if (reserved > 0) {
         // this client ended a run of hand-offs by waking another client's waiter: leave it the lock
-        return db.call("wait for '" + name + "'", c -> registerOnly(c, name, waiterId, reserved), null);
+        return db.call("wait for '" + name + "'", c -> pgRelease.registerOnly(c, name, waiterId, reserved), null);
       }
     }
     LateGrants.Attempt attempt = lateGrants.begin(LateGrants.key(LOCK, name, owner));
@@ -217,27 +221,10 @@ final class JdbcBackend implements LockBackend, HandOffOps {
    *
    * @return completes once the release's work is over, answered or not
    */
-  private CompletionStage<?> giveBack(String name, String owner) {
+  CompletionStage<?> giveBack(String name, String owner) {
     CompletableFuture<Void> over = new CompletableFuture<>();
     db.call("give back '" + name + "'", releaseWork(name, owner, true), null, (left, answered) -> over.complete(null));
     return over;
-  }
-
-  /**
-   * PostgreSQL, while this client leaves {@code name} to another client's waiter ({@link LocalHandOff}):
-   * registers the waiter, so that a release wakes it, and refuses it until the reservation ends.
-   */
-  private AcquireReply registerOnly(Connection c, String name, String waiterId, long reservedMillis)
-      throws SQLException {
-    try (PreparedStatement ps = db.prepare(c, sql.waiterRegister)) {
-      int i = bindKey(ps, 1, LOCK, name);
-      ps.setString(i++, waiterId);
-      ps.setString(i++, channel);
-      ps.setLong(i, waiterTtlMillis());
-      ps.executeUpdate();
-    }
-    local.refused(LOCK, name, waiterId);
-    return AcquireReply.busy(reservedMillis + 1);
   }
 
   private AcquireReply grant(Connection c, String name, String owner, long leaseMillis, String waiterId)
@@ -359,118 +346,12 @@ final class JdbcBackend implements LockBackend, HandOffOps {
         (left, answered) -> over.complete(null));
   }
 
-  // ------------------------------------------------------------------ local hand-off (PostgreSQL)
-
-  /** PostgreSQL only: elsewhere other clients poll, and a run of hand-offs could keep them out unseen. */
-  @Override
-  public boolean handsOffLocally() {
-    return notifies();
-  }
-
-  /**
-   * One statement drops the releaser's holds and grants the lock to {@code nextOwner} ({@link
-   * Sql#handOff}), unless the run of hand-offs on the name reached {@link LocalHandOff#COHORT}: then a
-   * plain release that wakes another client's waiter ({@link Sql#releaseAndWakeOther}). A hand-off's
-   * grant is an attempt of {@code nextOwner} for {@link LateGrants}: one whose reply comes after the call
-   * timed out is given back unless a later attempt of that owner holds it.
-   */
-  @Override
-  public CompletionStage<HandOffReply> releaseAndHandOff(String name, String owner, String nextOwner,
-      long nextLeaseMillis, String nextWaiterId) {
-    if (!notifies()) {
-      return release(name, owner, true).thenApply(left -> new HandOffReply(left >= 0, null));
-    }
-    CompletableFuture<Void> over = lateGrants.releasing(LateGrants.key(LOCK, name, owner));
-    if (handOffs.cohortDone(name)) {
-      handOffs.runEnded(name);
-      return db.call("release '" + name + "'", (Db.Work<Integer>) c -> endRun(c, name, owner), null,
-          (left, answered) -> over.complete(null)).thenApply(left -> new HandOffReply(left >= 0, null));
-    }
-    LateGrants.Attempt attempt = lateGrants.begin(LateGrants.key(LOCK, name, nextOwner));
-    return db.call("release '" + name + "' to a waiter", c -> handOff(c, name, owner, nextOwner, nextLeaseMillis,
-        nextWaiterId), attempt.gate(), (Long token, boolean answered) -> {
-          over.complete(null);
-          lateGrants.settled(attempt, token != null && token > 0, answered, () -> giveBack(name, nextOwner));
-        }).thenApply(token -> token > 0 ? new HandOffReply(true, AcquireReply.granted(token, 1))
-            : new HandOffReply(false, null));
-  }
-
-  /** @return the next owner's token, or -1 if the releaser held no unexpired lease (nothing changed) */
-  private long handOff(Connection c, String name, String owner, String nextOwner, long nextLeaseMillis,
-      String nextWaiterId) throws SQLException {
-    contention.saw(name);
-    try (PreparedStatement ps = db.prepare(c, sql.handOff)) {
-      ps.setString(1, nextOwner);
-      ps.setLong(2, nextLeaseMillis);
-      int i = bindKey(ps, 3, LOCK, name);
-      ps.setString(i++, owner);
-      i = bindKey(ps, i, LOCK, name);
-      ps.setString(i, nextWaiterId);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (rs.next()) {
-          local.remove(nextWaiterId);
-          handOffs.handedOff(name);
-          return rs.getLong(1);
-        }
-      }
-    }
-    // the releaser's lease had ended: as a release that found none, wake a registered waiter if it is free
-    wakeIfFree(c, name);
-    return -1;
-  }
-
-  /**
-   * The release that ends a run of hand-offs: every hold, then the oldest registered waiter of another
-   * client is woken if the lock is free; if one was, this client leaves it the lock for a while.
-   */
-  private int endRun(Connection c, String name, String owner) throws SQLException {
-    int left = -1;
-    int woken = 0;
-    try (PreparedStatement ps = db.prepare(c, sql.releaseAndWakeOther)) {
-      ps.setInt(1, Integer.MAX_VALUE);
-      ps.setInt(2, Integer.MAX_VALUE);
-      ps.setInt(3, Integer.MAX_VALUE);
-      int i = bindKey(ps, 4, LOCK, name);
-      ps.setString(i++, owner);
-      i = bindKey(ps, i, LOCK, name); // the wake's waiters
-      i = bindKey(ps, i, LOCK, name); // ... only if the lock row is free now
-      ps.setString(i++, channel); // ... and of another client
-      ps.setInt(i++, 1);
-      i = bindKey(ps, i, LOCK, name);
-      ps.setString(i++, String.valueOf(LOCK));
-      ps.setString(i, name);
-      boolean rows = ps.execute();
-      if (rows) {
-        try (ResultSet rs = ps.getResultSet()) {
-          if (rs.next()) {
-            left = rs.getInt(1);
-          }
-        }
-      }
-      while (true) {
-        if (ps.getMoreResults()) {
-          try (ResultSet rs = ps.getResultSet()) {
-            while (rs.next()) {
-              woken++;
-            }
-          }
-        } else if (ps.getUpdateCount() == -1) {
-          break;
-        }
-      }
-    }
-    if (woken > 0) {
-      handOffs.reserve(name);
-    }
-    return left;
-  }
-
   private Db.Work<Integer> releaseWork(String name, String owner, boolean all) {
     if (notifies()) {
       if (contention.recent(name)) {
-        return c -> releaseAndWake(c, name, owner, all);
+        return c -> pgRelease.releaseAndWake(c, name, owner, all);
       }
-      return c -> releaseMarked(c, name, owner, all);
+      return c -> pgRelease.releaseMarked(c, name, owner, all);
     }
     return c -> {
       int left = releaseRow(c, name, owner, all);
@@ -479,92 +360,6 @@ final class JdbcBackend implements LockBackend, HandOffOps {
       }
       return left;
     };
-  }
-
-  /** PostgreSQL: the release and the wake-up in one round trip ({@link Sql#releaseAndWake}). */
-  private int releaseAndWake(Connection c, String name, String owner, boolean all) throws SQLException {
-    int threshold = all ? Integer.MAX_VALUE : 1;
-    try (PreparedStatement ps = db.prepare(c, sql.releaseAndWake)) {
-      ps.setInt(1, threshold);
-      ps.setInt(2, threshold);
-      ps.setInt(3, threshold);
-      int i = bindKey(ps, 4, LOCK, name);
-      ps.setString(i++, owner);
-      i = bindKey(ps, i, LOCK, name); // the wake's waiters
-      i = bindKey(ps, i, LOCK, name); // ... only if the lock row is free now
-      ps.setInt(i++, 1);
-      i = bindKey(ps, i, LOCK, name);
-      ps.setString(i++, String.valueOf(LOCK));
-      ps.setString(i, name);
-      boolean rows = ps.execute();
-      int left = -1;
-      if (rows) {
-        try (ResultSet rs = ps.getResultSet()) {
-          if (rs.next()) {
-            left = rs.getInt(1);
-          }
-        }
-      }
-      while (ps.getMoreResults() || ps.getUpdateCount() != -1) {
-        // drain the wake's result: one row per notified waiter
-      }
-      return left;
-    }
-  }
-
-  /**
-   * PostgreSQL, a name not seen contended lately: the release alone, which also reads the lock row's
-   * waiter mark ({@link Sql#MARK}); only a marked row (or a release that found the lease gone) is
-   * followed by the wake-up ({@link Sql#wakeIfFree}), in a round trip of its own after the release
-   * committed.
-   */
-  private int releaseMarked(Connection c, String name, String owner, boolean all) throws SQLException {
-    int threshold = all ? Integer.MAX_VALUE : 1;
-    int left = -1;
-    boolean marked = false;
-    try (PreparedStatement ps = db.prepare(c, sql.releaseMarked)) {
-      ps.setInt(1, threshold);
-      ps.setInt(2, threshold);
-      ps.setInt(3, threshold);
-      bindKey(ps, 4, LOCK, name);
-      ps.setString(7, owner);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (rs.next()) {
-          left = rs.getInt(1);
-          rs.getInt(2);
-          marked = !rs.wasNull();
-        }
-      }
-    }
-    if (left > 0 || (left == 0 && !marked)) {
-      return left; // still held, or free with no waiter registered before this release
-    }
-    if (marked) {
-      contention.saw(name);
-    }
-    // marked, or the release found no lease of ours (expired): wake as releaseAndWake would
-    wakeIfFree(c, name);
-    return left;
-  }
-
-  /** PostgreSQL: wakes the oldest registered waiter of {@code name} if the lock is free now; best effort. */
-  private void wakeIfFree(Connection c, String name) {
-    try (PreparedStatement ps = db.prepare(c, sql.wakeIfFree)) {
-      int i = bindKey(ps, 1, LOCK, name); // its waiters
-      i = bindKey(ps, i, LOCK, name); // ... if the lock row is free now
-      ps.setInt(i++, 1);
-      i = bindKey(ps, i, LOCK, name);
-      ps.setString(i++, String.valueOf(LOCK));
-      ps.setString(i, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          // one row per notified waiter
-        }
-      }
-    } catch (SQLException e) {
-      // the release itself committed; a waiter that was not woken re-checks at its backstop
-      log.debug("could not wake a waiter of '{}': {}", name, e.toString());
-    }
   }
 
   private int releaseRow(Connection c, String name, String owner, boolean all) throws SQLException {
@@ -707,6 +502,24 @@ final class JdbcBackend implements LockBackend, HandOffOps {
       }
       return null;
     }, null);
+  }
+
+  // ------------------------------------------------------------------ local hand-off (PostgreSQL)
+
+  /** PostgreSQL only: elsewhere other clients poll, and a run of hand-offs could keep them out unseen. */
+  @Override
+  public boolean handsOffLocally() {
+    return notifies();
+  }
+
+  /** PostgreSQL: {@link PgRelease#releaseAndHandOff}; elsewhere a plain release. */
+  @Override
+  public CompletionStage<HandOffReply> releaseAndHandOff(String name, String owner, String nextOwner,
+      long nextLeaseMillis, String nextWaiterId) {
+    if (!notifies()) {
+      return release(name, owner, true).thenApply(left -> new HandOffReply(left >= 0, null));
+    }
+    return pgRelease.releaseAndHandOff(name, owner, nextOwner, nextLeaseMillis, nextWaiterId);
   }
 
   @Override

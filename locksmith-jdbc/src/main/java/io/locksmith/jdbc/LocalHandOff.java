@@ -5,7 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * PostgreSQL: the bookkeeping of local hand-offs ({@link io.locksmith.spi.HandOffOps}) for one client.
  * The core picks the waiting acquisition of this client that a release hands the lock to; the backend
- * decides whether it does ({@link JdbcBackend#releaseAndHandOff}).
+ * decides whether it does, and {@link PgRelease} runs the statements ({@link PgRelease#releaseAndHandOff}).
  *
  * <p>The cohort rule: after {@link #COHORT} hand-offs in a row on a name, the next release is a plain one
  * that wakes the oldest registered waiter of <em>another</em> client (if there is one) and then keeps this
