@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * BackendUnavailableException} at once, whatever the pool or the driver are still doing; a result that
  * arrives later is handed to the call's {@code onLate} hook (an acquire gives a late grant back).
  * Serialization failures, deadlocks and lock timeouts reported by the database are retried within the
- * deadline. Thread-safe.
+ * deadline. {@link #inTransaction} runs a unit of work as one READ COMMITTED transaction on a connection of
+ * a call. Thread-safe.
  */
 final class Db {
   private static final Logger log = LoggerFactory.getLogger(Db.class);
@@ -46,6 +47,12 @@ final class Db {
   @FunctionalInterface
   interface Work<T> {
     T run(Connection connection) throws SQLException;
+  }
+
+  /** Work inside {@link #inTransaction}, on the connection the transaction holds. */
+  @FunctionalInterface
+  interface TxWork<T> {
+    T run() throws SQLException;
   }
 
   /** Thrown by work that wants a retry (a conflict it detected itself, e.g. a missing meta row). */
@@ -394,6 +401,30 @@ final class Db {
     PreparedStatement ps = c.prepareStatement(sql);
     ps.setQueryTimeout(queryTimeoutSeconds);
     return ps;
+  }
+
+  /** Runs {@code work} in a READ COMMITTED transaction; the work commits, a failure is rolled back here. */
+  static <T> T inTransaction(Connection c, TxWork<T> work) throws SQLException {
+    int isolation = c.getTransactionIsolation();
+    if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+    }
+    c.setAutoCommit(false);
+    try {
+      T result = work.run();
+      if (!c.getAutoCommit()) {
+        c.commit(); // a refusal's read-only work
+      }
+      return result;
+    } catch (SQLException | RuntimeException e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
+      if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+        c.setTransactionIsolation(isolation);
+      }
+    }
   }
 
   private static boolean isBroken(Connection c) {

@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * ({@link Sql}). All blocking work runs through {@link Db}. On PostgreSQL the exclusive lock's releases
  * wake waiters through their clients' channels and may hand the lock to a waiting owner of the same client
  * in one statement: this class picks the statement, {@link PgRelease} runs it, {@link LocalHandOff} counts
- * the runs. Thread-safe.
+ * the runs. The operators' functions (inspect, force-unlock, purge) are {@link JdbcOperators}'. This class
+ * holds the wiring: the client's identity, the notifications' routing and every kind's operations.
+ * Thread-safe.
  */
 final class JdbcBackend implements LockBackend, HandOffOps {
   private static final Logger log = LoggerFactory.getLogger(JdbcBackend.class);
@@ -58,7 +60,7 @@ final class JdbcBackend implements LockBackend, HandOffOps {
   String channel;
   LocalWaiters local;
   WakeupSink sink;
-  private io.locksmith.spi.BackendEvents events = io.locksmith.spi.BackendEvents.NONE;
+  io.locksmith.spi.BackendEvents events = io.locksmith.spi.BackendEvents.NONE;
   private PgListener listener;
   private JdbcSemaphoreOps semaphoreWakes;
   /** The fair lock's operations (its rows and queue are kind {@link #FAIR}). */
@@ -72,6 +74,8 @@ final class JdbcBackend implements LockBackend, HandOffOps {
   final LocalHandOff handOffs = new LocalHandOff();
   /** PostgreSQL: the statements of the exclusive lock's releases and local hand-offs. */
   private final PgRelease pgRelease;
+  /** The operators' functions: inspect, force-unlock, waiter counts, eviction notices, purge. */
+  final JdbcOperators operators;
 
   /** What the builder validated. */
   record Settings(DataSource dataSource, DataSource listenerDataSource, JdbcDialect dialect, String table,
@@ -87,6 +91,7 @@ final class JdbcBackend implements LockBackend, HandOffOps {
         FencingGuarantee.STRICT, notifies());
     this.fair = new JdbcFairOps(this);
     this.pgRelease = new PgRelease(this);
+    this.operators = new JdbcOperators(this);
   }
 
   boolean notifies() {
@@ -192,6 +197,14 @@ final class JdbcBackend implements LockBackend, HandOffOps {
   @Override
   public SemaphoreOps semaphoreOps(int declaredPermits) {
     return new JdbcSemaphoreOps(this, declaredPermits);
+  }
+
+  @Override
+  public void close() {
+    if (listener != null) {
+      listener.close();
+    }
+    db.close();
   }
 
   // ------------------------------------------------------------------ exclusive lock
@@ -522,163 +535,21 @@ final class JdbcBackend implements LockBackend, HandOffOps {
     return pgRelease.releaseAndHandOff(name, owner, nextOwner, nextLeaseMillis, nextWaiterId);
   }
 
+  // ------------------------------------------------------------------ operators' functions (JdbcOperators)
+
   @Override
   public CompletionStage<Optional<LockInfo>> inspect(String name) {
-    return db.call("inspect '" + name + "'", c -> {
-      try (PreparedStatement ps = db.prepare(c, sql.inspect)) {
-        bindKey(ps, 1, LOCK, name);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) {
-            return Optional.<LockInfo>empty();
-          }
-          return Optional.of(new LockInfo(name, rs.getString(1), rs.getInt(2), rs.getLong(3),
-              Duration.ofMillis(Math.max(0, rs.getLong(4))), countWaiters(c, LOCK, name)));
-        }
-      }
-    }, null);
+    return operators.inspect(name);
   }
 
-  int countWaiters(Connection c, char kind, String name) throws SQLException {
-    if (!notifies()) {
-      return 0;
-    }
-    try (PreparedStatement ps = db.prepare(c, sql.waitersCount)) {
-      bindKey(ps, 1, kind, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getInt(1) : 0;
-      }
-    }
-  }
-
-  /**
-   * Frees the lock whoever holds it, tells the evicted holder (this client directly; on PostgreSQL
-   * another client through its channel; on MariaDB and H2 another client finds out at its next renewal)
-   * and wakes one waiter.
-   */
   @Override
   public CompletionStage<Boolean> forceUnlock(String name) {
-    return db.call("force-unlock '" + name + "'", c -> {
-      String evicted = inTransaction(c, () -> {
-        String owner;
-        try (PreparedStatement ps = db.prepare(c, sql.holderForUpdate)) {
-          bindKey(ps, 1, LOCK, name);
-          try (ResultSet rs = ps.executeQuery()) {
-            owner = rs.next() ? rs.getString(1) : null;
-          }
-        }
-        if (owner != null) {
-          try (PreparedStatement ps = db.prepare(c, sql.forceUnlock)) {
-            bindKey(ps, 1, LOCK, name);
-            ps.setString(4, owner);
-            ps.executeUpdate();
-          }
-        }
-        c.commit();
-        return owner;
-      });
-      if (evicted == null) {
-        return false;
-      }
-      tellEvicted(c, LOCK, name, List.of(evicted));
-      wakeNext(c, LOCK, name, 1);
-      return true;
-    }, null);
+    return operators.forceUnlock(name);
   }
 
-  /** Eviction notices: to this client's events, or through the owners' clients' channels. */
-  void tellEvicted(Connection c, char kind, String name, List<String> owners) {
-    for (String owner : owners) {
-      int colon = owner.indexOf(':');
-      String ownerClient = colon > 0 ? owner.substring(0, colon) : owner;
-      if (ownerClient.equals(clientId)) {
-        events.ownerEvicted(holdKind(kind), name, owner, "force-unlocked by an operator");
-      } else if (notifies()) {
-        try (PreparedStatement ps = db.prepare(c, "SELECT pg_notify(?, ?)")) {
-          ps.setString(1, "locksmith_" + ownerClient);
-          ps.setString(2, EVICTED + "\n" + kind + "\n" + owner + "\n" + name);
-          ps.executeQuery().close();
-        } catch (SQLException e) {
-          log.debug("could not tell {} of its eviction from '{}': {}", owner, name, e.toString());
-        }
-      }
-    }
-  }
-
-  @FunctionalInterface
-  interface TxWork<T> {
-    T run() throws SQLException;
-  }
-
-  /** Runs {@code work} in a READ COMMITTED transaction; the work commits, {@link Db} rolls back otherwise. */
-  static <T> T inTransaction(Connection c, TxWork<T> work) throws SQLException {
-    int isolation = c.getTransactionIsolation();
-    if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
-      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-    }
-    c.setAutoCommit(false);
-    try {
-      T result = work.run();
-      if (!c.getAutoCommit()) {
-        c.commit(); // a refusal's read-only work
-      }
-      return result;
-    } catch (SQLException | RuntimeException e) {
-      c.rollback();
-      throw e;
-    } finally {
-      c.setAutoCommit(true);
-      if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
-        c.setTransactionIsolation(isolation);
-      }
-    }
-  }
-
-  /**
-   * Deletes rows whose last lease ended more than {@code grace} ago (fair locks' only when nobody queues
-   * for them), expired permits, read-write lock readers and waiters whose lease or registration ended, the
-   * meta rows of semaphores without permits (unless their count was set by {@code setPermits}) and dead
-   * waiters' registrations and fair queue places of this client's namespace. Hygiene only: expired rows
-   * are taken over anyway.
-   */
+  /** {@link JdbcOperators#purgeExpired}. */
   CompletableFuture<Integer> purgeExpired(Duration grace) {
-    return db.call("purge expired rows", c -> {
-      int n = 0;
-      try (PreparedStatement ps = db.prepare(c, sql.purgeLocks)) {
-        ps.setString(1, namespace);
-        ps.setLong(2, grace.toMillis());
-        n += ps.executeUpdate();
-      }
-      try (PreparedStatement ps = db.prepare(c, sql.purgePermits)) {
-        ps.setString(1, namespace);
-        ps.setLong(2, 0);
-        n += ps.executeUpdate();
-      }
-      try (PreparedStatement ps = db.prepare(c, sql.purgeSemaphores)) {
-        ps.setString(1, namespace);
-        n += ps.executeUpdate();
-      }
-      try (PreparedStatement ps = db.prepare(c, readWrite.sql.purge)) {
-        ps.setString(1, namespace);
-        ps.setLong(2, 0);
-        n += ps.executeUpdate();
-      }
-      if (notifies()) {
-        try (PreparedStatement ps = db.prepare(c, sql.purgeWaiters)) {
-          ps.setString(1, namespace);
-          n += ps.executeUpdate();
-        }
-      }
-      n += fair.purge(c, grace);
-      return n;
-    }, null);
-  }
-
-  @Override
-  public void close() {
-    if (listener != null) {
-      listener.close();
-    }
-    db.close();
+    return operators.purgeExpired(grace);
   }
 
   // ------------------------------------------------------------------ helpers

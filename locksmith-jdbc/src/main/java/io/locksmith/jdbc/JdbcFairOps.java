@@ -88,7 +88,7 @@ final class JdbcFairOps implements LockOps {
       return db.call("re-enter fair lock '" + name + "'", c -> reenter(c, name, owner, leaseMillis), null);
     }
     LateGrants.Attempt attempt = backend.lateGrants.begin(LateGrants.key(FAIR, name, owner));
-    return Db.conflictAsRefusal(db.call("acquire fair lock '" + name + "'", c -> JdbcBackend.inTransaction(c,
+    return Db.conflictAsRefusal(db.call("acquire fair lock '" + name + "'", c -> Db.inTransaction(c,
         () -> attempt(c, name, owner, leaseMillis, waiterId)), attempt.gate(),
         (reply, answered) -> backend.lateGrants.settled(attempt, reply != null && reply.granted(), answered,
             () -> giveBack(name, owner))), AcquireReply.busy(backend.pollMillis(0, -1)));
@@ -422,7 +422,7 @@ final class JdbcFairOps implements LockOps {
   @Override
   public CompletionStage<Boolean> forceUnlock(String name) {
     return db.call("force-unlock fair lock '" + name + "'", c -> {
-      String evicted = JdbcBackend.inTransaction(c, () -> {
+      String evicted = Db.inTransaction(c, () -> {
         String owner;
         try (PreparedStatement ps = db.prepare(c, sql.holderForUpdate)) {
           backend.bindKey(ps, 1, FAIR, name);
@@ -443,7 +443,7 @@ final class JdbcFairOps implements LockOps {
       if (evicted == null) {
         return false;
       }
-      backend.tellEvicted(c, FAIR, name, List.of(evicted));
+      backend.operators.tellEvicted(c, FAIR, name, List.of(evicted));
       wakeHead(c, name);
       return true;
     }, null);

@@ -417,7 +417,7 @@ final class JdbcReadWriteOps {
   /** Runs {@code work} in one transaction, then (committed) sends the wake-ups it decided. */
   private <T> Db.Work<T> tx(String name, TxWork<T> work) {
     return c -> {
-      Outcome<T> out = JdbcBackend.inTransaction(c, () -> {
+      Outcome<T> out = Db.inTransaction(c, () -> {
         List<Wake> wakes = new ArrayList<>();
         T reply = work.run(c, wakes);
         c.commit();
@@ -619,7 +619,7 @@ final class JdbcReadWriteOps {
           }
           return null;
         }).run(c);
-        backend.tellEvicted(c, kind, name, evicted);
+        backend.operators.tellEvicted(c, kind, name, evicted);
         return !evicted.isEmpty();
       }, null);
     }

@@ -51,7 +51,7 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
       return CompletableFuture.completedFuture(AcquireReply.lostHold()); // permits are not re-entrant
     }
     LateGrants.Attempt attempt = backend.lateGrants.begin(LateGrants.key(SEMAPHORE, name, owner));
-    return Db.conflictAsRefusal(db.call("take a permit of '" + name + "'", c -> JdbcBackend.inTransaction(c, () -> take(c,
+    return Db.conflictAsRefusal(db.call("take a permit of '" + name + "'", c -> Db.inTransaction(c, () -> take(c,
         name, owner, leaseMillis, waiterId)), attempt.gate(), (reply, answered) -> backend.lateGrants.settled(attempt,
             reply != null && reply.granted(), answered, () -> giveBack(name, owner))),
         AcquireReply.busy(backend.pollMillis(0, -1)));
@@ -177,7 +177,7 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
 
   private Db.Work<Integer> releaseWork(String name, String owner) {
     return c -> {
-      int n = JdbcBackend.inTransaction(c, () -> {
+      int n = Db.inTransaction(c, () -> {
         lockMeta(c, name);
         int valid;
         try (PreparedStatement ps = db.prepare(c, sql.permitRelease)) {
@@ -240,7 +240,7 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
             return Optional.<LockInfo>empty();
           }
           return Optional.of(new LockInfo(name, rs.getString(1), 1, rs.getLong(2),
-              Duration.ofMillis(Math.max(0, rs.getLong(3))), backend.countWaiters(c, SEMAPHORE, name)));
+              Duration.ofMillis(Math.max(0, rs.getLong(3))), backend.operators.countWaiters(c, SEMAPHORE, name)));
         }
       }
     }, null);
@@ -249,7 +249,7 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
   @Override
   public CompletionStage<Boolean> forceUnlock(String name) {
     return db.call("force-unlock '" + name + "'", c -> {
-      List<String> evicted = JdbcBackend.inTransaction(c, () -> {
+      List<String> evicted = Db.inTransaction(c, () -> {
         lockMeta(c, name);
         List<String> owners = new java.util.ArrayList<>();
         try (PreparedStatement ps = db.prepare(c, sql.permitOwners)) {
@@ -267,7 +267,7 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
         c.commit();
         return owners;
       });
-      backend.tellEvicted(c, SEMAPHORE, name, evicted);
+      backend.operators.tellEvicted(c, SEMAPHORE, name, evicted);
       backend.wakeNext(c, SEMAPHORE, name, evicted.size());
       return !evicted.isEmpty();
     }, null);
@@ -281,7 +281,7 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
   private SemaphoreInfo describe(Connection c, String name) throws SQLException {
     Integer stored = selectPermits(c, sql.metaRead, name);
     return new SemaphoreInfo(name, stored == null ? declaredPermits : stored, taken(c, name),
-        backend.countWaiters(c, SEMAPHORE, name));
+        backend.operators.countWaiters(c, SEMAPHORE, name));
   }
 
   private int taken(Connection c, String name) throws SQLException {
@@ -323,7 +323,7 @@ final class JdbcSemaphoreOps implements SemaphoreOps {
           }
         }
       }
-      return new SemaphoreState(name, stored, holders, backend.countWaiters(c, SEMAPHORE, name));
+      return new SemaphoreState(name, stored, holders, backend.operators.countWaiters(c, SEMAPHORE, name));
     }, null);
   }
 

@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * counted by {@link LocalHandOff} (the backend's {@code handOffs}).
  *
  * <p>Holds no state of its own (it reads and updates its backend's); thread-safe. The statements run on
- * the connection of one of the backend's calls ({@link Db}); {@link #releaseAndHandOff} makes its own.
+ * the connection of one of the backend's calls ({@link Db}); {@link #releaseAndHandOff} makes its own call.
  */
 final class PgRelease {
   private static final Logger log = LoggerFactory.getLogger(PgRelease.class);
