@@ -129,6 +129,24 @@ final class JdbcOperators {
    */
   CompletableFuture<Integer> purgeExpired(Duration grace) {
     return db.call("purge expired rows", c -> {
+      // each DELETE commits on its own under READ COMMITTED, as the lock operations run: MariaDB's default
+      // REPEATABLE READ would take gap locks over the namespace's ranges and deadlock with them
+      int isolation = c.getTransactionIsolation();
+      if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+      }
+      try {
+        return purge(c, grace);
+      } finally {
+        if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+          c.setTransactionIsolation(isolation);
+        }
+      }
+    }, null);
+  }
+
+  private int purge(Connection c, Duration grace) throws SQLException {
+    {
       int n = 0;
       try (PreparedStatement ps = db.prepare(c, sql.purgeLocks)) {
         ps.setString(1, backend.namespace);
@@ -146,7 +164,9 @@ final class JdbcOperators {
       }
       try (PreparedStatement ps = db.prepare(c, backend.readWrite().sql.purge)) {
         ps.setString(1, backend.namespace);
-        ps.setLong(2, 0);
+        // the grace, as for the lock rows: a read-write transaction judges its members by the clock it read
+        // at its start (H2's is frozen for the transaction), so a row it saw live must outlive that moment
+        ps.setLong(2, grace.toMillis());
         n += ps.executeUpdate();
       }
       if (backend.notifies()) {
@@ -157,6 +177,6 @@ final class JdbcOperators {
       }
       n += backend.fair.purge(c, grace);
       return n;
-    }, null);
+    }
   }
 }

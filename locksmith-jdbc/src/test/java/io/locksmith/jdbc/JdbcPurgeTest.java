@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.locksmith.BackendUnavailableException;
 import io.locksmith.Lease;
+import io.locksmith.LockOptions;
 import io.locksmith.testkit.SharedTopology;
 import io.locksmith.testkit.mariadb.MariaDbServer;
 import io.locksmith.testkit.postgres.PostgresServer;
@@ -125,6 +126,51 @@ class JdbcPurgeTest {
       }
       try (Lease again = other.lock(free).acquire(Duration.ofSeconds(5))) {
         assertThat(again.isHeld()).as("a purged name is locked as before").isTrue();
+      }
+    }
+  }
+
+  /**
+   * Review of issue 28: the purge deleted read-write members the moment their lease ended (grace 0), while a
+   * read-write transaction judges its members by the clock it read at its start: a row it saw live could
+   * be deleted under it, and its update then touched nothing while its caller was answered. Members now
+   * get the purge's grace, as the lock rows do.
+   */
+  @Test
+  void readWriteMembersGetThePurgesGrace() throws Exception {
+    DataSource ds = TestDatabases.pool(PG.get());
+    String recent = "purge-rw-recent-" + UUID.randomUUID();
+    String old = "purge-rw-old-" + UUID.randomUUID();
+    try (JdbcLockClient client = JdbcLockClient.builder().dataSource(ds).createTableIfMissing().build()) {
+      // fixed leases: no renewal may move the rows' ends while the test sets them
+      LockOptions fixed = LockOptions.fixed(Duration.ofMinutes(5));
+      client.readWriteLock(recent, fixed).readLock().acquire();
+      client.readWriteLock(old, fixed).readLock().acquire();
+      // their leases ended by the database clock: one a second ago, one a grace and a second ago
+      long graceMillis = JdbcLockClient.PURGE_GRACE.toMillis();
+      try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("UPDATE "
+          + JdbcLockClient.DEFAULT_TABLE + "_rw SET expires_at = (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT"
+          + " - ? WHERE lock_name = ?")) {
+        ps.setLong(1, 1_000);
+        ps.setString(2, recent);
+        assertThat(ps.executeUpdate()).isOne();
+        ps.setLong(1, graceMillis + 1_000);
+        ps.setString(2, old);
+        assertThat(ps.executeUpdate()).isOne();
+      }
+      client.purgeExpired();
+      assertThat(members(ds, recent)).as("a member whose lease ended within the grace is kept").isOne();
+      assertThat(members(ds, old)).as("a member whose lease ended before the grace is purged").isZero();
+    }
+  }
+
+  private static long members(DataSource ds, String name) throws SQLException {
+    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM "
+        + JdbcLockClient.DEFAULT_TABLE + "_rw WHERE lock_name = ?")) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
       }
     }
   }
