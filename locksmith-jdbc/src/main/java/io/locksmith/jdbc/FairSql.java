@@ -10,17 +10,24 @@ final class FairSql {
   /** ns, kind, name: a row's key. */
   private static final String KEY = "namespace = ? AND kind = ? AND lock_name = ?";
 
-  /** ns, kind, name → owner, holds, token, ms left (may be negative); locks the row until commit. */
+  /**
+   * ns, kind, name → owner, holds, token, lease end, the database's now; locks the row until commit. The
+   * attempt decides on that one reading of the clock (bound into {@link #dropExpired}, {@link #head} and
+   * {@link #refresh}): PostgreSQL's and MariaDB's clocks move between the statements of a transaction, and
+   * a place expiring between them would be neither dropped nor kept.
+   */
   final String lockRow;
   /** owner, token, lease ms, ns, kind, name: the grant (hold count 1). */
   final String setHolder;
-  /** ns, kind, name: drops the places that expired. */
+  /** ns, kind, name, now: drops the places that expired. */
   final String dropExpired;
-  /** ns, kind, name → waiter id, channel, ms its place has left: the head of the queue, if any. */
+  /** ns, kind, name, now → waiter id, channel, its place's end: the head of the queue, if any. */
   final String head;
+  /** ns, kind, name → waiter id, channel: the head of the queue by the clock now, if any (for wake-ups). */
+  final String headNow;
   /** ns, kind, name → the latest place (null if none), the database's now. */
   final String tail;
-  /** place ms, ns, kind, name, waiter id: keeps a live place (its arrival stays). */
+  /** place ms, ns, kind, name, waiter id, now: keeps a place live at now (its arrival stays). */
   final String refresh;
   /** ns, kind, name, waiter id, channel, since, place ms: a new place at the back. */
   final String enqueue;
@@ -41,14 +48,16 @@ final class FairSql {
     String t = sql.table;
     String w = sql.waitersTable;
     String now = sql.now;
-    lockRow = "SELECT owner, holds, token, expires_at - " + now + " FROM " + t + " WHERE " + KEY + " FOR UPDATE";
+    lockRow = "SELECT owner, holds, token, expires_at, " + now + " FROM " + t + " WHERE " + KEY + " FOR UPDATE";
     setHolder = "UPDATE " + t + " SET owner = ?, holds = 1, token = ?, expires_at = " + now + " + ? WHERE " + KEY;
-    dropExpired = "DELETE FROM " + w + " WHERE " + KEY + " AND expires_at <= " + now;
-    head = "SELECT waiter_id, channel, expires_at - " + now + " FROM " + w + " WHERE " + KEY + " AND expires_at > "
-        + now + " ORDER BY since, waiter_id LIMIT 1";
+    dropExpired = "DELETE FROM " + w + " WHERE " + KEY + " AND expires_at <= ?";
+    head = "SELECT waiter_id, channel, expires_at FROM " + w + " WHERE " + KEY + " AND expires_at > ?"
+        + " ORDER BY since, waiter_id LIMIT 1";
+    headNow = "SELECT waiter_id, channel FROM " + w + " WHERE " + KEY + " AND expires_at > " + now
+        + " ORDER BY since, waiter_id LIMIT 1";
     tail = "SELECT MAX(since), " + now + " FROM " + w + " WHERE " + KEY;
-    refresh = "UPDATE " + w + " SET expires_at = " + now + " + ? WHERE " + KEY + " AND waiter_id = ? AND expires_at > "
-        + now;
+    refresh = "UPDATE " + w + " SET expires_at = " + now + " + ? WHERE " + KEY
+        + " AND waiter_id = ? AND expires_at > ?";
     enqueue = "INSERT INTO " + w + " (namespace, kind, lock_name, waiter_id, channel, since, expires_at)"
         + " VALUES (?, ?, ?, ?, ?, ?, " + now + " + ?)";
     leave = "DELETE FROM " + w + " WHERE " + KEY + " AND waiter_id = ?";

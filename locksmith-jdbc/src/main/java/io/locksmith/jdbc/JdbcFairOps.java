@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>the owner's own unexpired hold is granted again (the leftover of an earlier attempt of the same
  *       acquisition: hold count 1, its token);
- *   <li>else expired places are dropped, and the lock is granted only if it is free (no owner, or its
+ *   <li>else expired places are dropped (by the database's time read once with the row lock, which also
+ *       judges the head and the keeping of a place: a place expiring during the attempt is kept, not
+ *       dropped by none and inserted again), and the lock is granted only if it is free (no owner, or its
  *       lease ran out by the database clock) and the caller is the head of the queue or the queue is
  *       empty: a caller that does not wait never overtakes a queued waiter;
  *   <li>else a waiting caller keeps its place (its expiry pushed back) or takes a new one at the back:
@@ -102,8 +104,8 @@ final class JdbcFairOps implements LockOps {
     return over;
   }
 
-  /** The lock row as locked by this transaction. */
-  private record Row(String owner, long token, long remaining) {
+  /** The lock row as locked by this transaction, with the database's now of that read. */
+  private record Row(String owner, long token, long remaining, long now) {
     boolean free() {
       return owner == null || remaining <= 0;
     }
@@ -123,11 +125,14 @@ final class JdbcFairOps implements LockOps {
       backend.local.remove(waiterId);
       return AcquireReply.granted(row.token, 1);
     }
+    // one reading of the clock for the drop, the head and the refresh: a place that expired after it is
+    // kept by all three (refreshed), not dropped by none and inserted again (a duplicate key)
     try (PreparedStatement ps = db.prepare(c, fair.dropExpired)) {
-      backend.bindKey(ps, 1, FAIR, name);
+      int i = backend.bindKey(ps, 1, FAIR, name);
+      ps.setLong(i, row.now);
       ps.executeUpdate();
     }
-    Head head = head(c, name);
+    Head head = head(c, name, row.now);
     if (row.free() && (head == null || head.waiterId.equals(waiterId))) {
       long token;
       try (PreparedStatement ps = db.prepare(c, sql.nextToken); ResultSet rs = ps.executeQuery()) {
@@ -146,7 +151,7 @@ final class JdbcFairOps implements LockOps {
       return AcquireReply.busy(0);
     }
     boolean first = head == null;
-    if (!refresh(c, name, waiterId)) {
+    if (!refresh(c, name, waiterId, row.now)) {
       enqueue(c, name, waiterId);
     }
     c.commit();
@@ -184,7 +189,12 @@ final class JdbcFairOps implements LockOps {
     try (PreparedStatement ps = db.prepare(c, fair.lockRow)) {
       backend.bindKey(ps, 1, FAIR, name);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? new Row(rs.getString(1), rs.getLong(3), rs.getLong(4)) : null;
+        if (!rs.next()) {
+          return null;
+        }
+        long now = rs.getLong(5);
+        // a new row has no lease end: read as 0, it is free
+        return new Row(rs.getString(1), rs.getLong(3), rs.getLong(4) - now, now);
       }
     }
   }
@@ -199,21 +209,34 @@ final class JdbcFairOps implements LockOps {
     }
   }
 
-  private Head head(Connection c, String name) throws SQLException {
+  /** The head of the queue at {@code now}, read with the lock row. */
+  private Head head(Connection c, String name, long now) throws SQLException {
     try (PreparedStatement ps = db.prepare(c, fair.head)) {
-      backend.bindKey(ps, 1, FAIR, name);
+      int i = backend.bindKey(ps, 1, FAIR, name);
+      ps.setLong(i, now);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? new Head(rs.getString(1), rs.getString(2), rs.getLong(3)) : null;
+        return rs.next() ? new Head(rs.getString(1), rs.getString(2), rs.getLong(3) - now) : null;
       }
     }
   }
 
-  /** @return whether the waiter had a live place, now pushed back */
-  private boolean refresh(Connection c, String name, String waiterId) throws SQLException {
+  /** The head of the queue by the database clock now (its place's time left is not read). */
+  private Head headNow(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = db.prepare(c, fair.headNow)) {
+      backend.bindKey(ps, 1, FAIR, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? new Head(rs.getString(1), rs.getString(2), 0) : null;
+      }
+    }
+  }
+
+  /** @return whether the waiter had a place live at {@code now}, now pushed back */
+  private boolean refresh(Connection c, String name, String waiterId, long now) throws SQLException {
     try (PreparedStatement ps = db.prepare(c, fair.refresh)) {
       ps.setLong(1, placeMillis);
       int i = backend.bindKey(ps, 2, FAIR, name);
-      ps.setString(i, waiterId);
+      ps.setString(i++, waiterId);
+      ps.setLong(i, now);
       return ps.executeUpdate() > 0;
     }
   }
@@ -331,7 +354,7 @@ final class JdbcFairOps implements LockOps {
    */
   private void wakeHead(Connection c, String name) {
     try {
-      Head head = head(c, name);
+      Head head = headNow(c, name);
       if (head == null) {
         return;
       }

@@ -121,7 +121,10 @@ final class JdbcReadWriteOps {
     }
   }
 
-  /** Locks the writer's row, creating it (free, token 0) first if the name has none. */
+  /**
+   * Locks the writer's row, creating it (free, token 0) first if the name has none, and ends a write hold
+   * whose lease ran out (its owner cleared).
+   */
   private Anchor lockAnchor(Connection c, String name) throws SQLException {
     Anchor a = anchor(c, sql.anchorLock, name);
     if (a == null) {
@@ -134,6 +137,13 @@ final class JdbcReadWriteOps {
       if (a == null) {
         throw new Db.Retry("the read-write lock's row of '" + name + "' vanished");
       }
+    }
+    if (a.owner() != null && !a.held()) {
+      // a write lease that ran out ends for good: readers may enter now, and the owner left on the row
+      // would let that writer renew or re-enter should the database clock step back (the exclusive and
+      // fair locks overwrite theirs at every grant; here readers are granted without touching the row)
+      setWriter(c, name, null, 0, a.token(), a.expiresAt());
+      a = new Anchor(null, 0, a.token(), a.expiresAt(), a.now());
     }
     return a;
   }
@@ -235,6 +245,13 @@ final class JdbcReadWriteOps {
   private void bind(PreparedStatement ps, String name) throws SQLException {
     ps.setString(1, backend.namespace);
     ps.setString(2, name);
+  }
+
+  /** Binds namespace, name and member from parameter {@code i} on. */
+  private void bind(PreparedStatement ps, int i, String name, String member) throws SQLException {
+    ps.setString(i, backend.namespace);
+    ps.setString(i + 1, name);
+    ps.setString(i + 2, member);
   }
 
   // ------------------------------------------------------------------ admission
@@ -357,7 +374,13 @@ final class JdbcReadWriteOps {
       // re-entry, granted even while writers wait (a holder must not wait for a writer that waits for
       // it); for a new attempt, the hold an unanswered attempt of this acquisition left: one hold
       int holds = mode == AcquireMode.REENTER ? mine.holds() + 1 : 1;
-      updateMember(c, name, mine, holds, mine.token(), 0, Math.max(mine.expiresAt(), now + leaseMillis));
+      // the lease end grows from the row's value: a renewal may have committed since it was read
+      try (PreparedStatement ps = db.prepare(c, sql.readerReenter)) {
+        ps.setInt(1, holds);
+        ps.setLong(2, now + leaseMillis);
+        bind(ps, 3, name, owner);
+        ps.executeUpdate();
+      }
       granted(c, name, waiterId, WAITING_READER);
       return AcquireReply.granted(mine.token(), holds);
     }
@@ -520,7 +543,12 @@ final class JdbcReadWriteOps {
         return -1;
       }
       if (!all && mine.holds() > 1) {
-        updateMember(c, name, mine, mine.holds() - 1, mine.token(), 0, mine.expiresAt());
+        // the hold count only (this owner's, changed under the anchor's lock); not the lease end read
+        // above, which a renewal (not under the anchor's lock) may have moved since
+        try (PreparedStatement ps = db.prepare(c, sql.readerRelease)) {
+          bind(ps, 1, name, owner);
+          ps.executeUpdate();
+        }
         return mine.holds() - 1;
       }
       deleteMember(c, name, owner, READER);

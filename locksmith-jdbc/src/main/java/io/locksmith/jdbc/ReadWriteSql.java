@@ -6,7 +6,9 @@ package io.locksmith.jdbc;
  * lock's row), which is also the lock's anchor: every operation that changes the lock locks it first.
  * Readers and waiters are rows of {@code <table>_rw}. Times are the database clock in ms since the epoch
  * ({@link Sql#now}); a transaction reads it once, with the anchor, and writes lease ends from that value,
- * so no application clock reaches the database. Parameters are listed before each statement. Immutable.
+ * so no application clock reaches the database. A reader's renewal does not lock the anchor, so no
+ * transaction writes back a reader's lease end it read earlier: it may have been renewed since.
+ * Parameters are listed before each statement. Immutable.
  */
 final class ReadWriteSql {
   /** Kind of the writer's (anchor) row in the lock table. */
@@ -33,6 +35,14 @@ final class ReadWriteSql {
   final String memberInsert;
   /** holds, token, ticket, expires_at, ns, name, member, kind. */
   final String memberUpdate;
+  /**
+   * holds, lease end, ns, name, member: a reader's re-entry. The lease end only grows, from the row's
+   * current value, never from one read earlier in the transaction: a renewal ({@link #readerRenew}) does
+   * not lock the anchor and may have committed since.
+   */
+  final String readerReenter;
+  /** ns, name, member: a reader's partial release; its lease end is left alone (see {@link #readerReenter}). */
+  final String readerRelease;
   /** ns, name, member, kind. */
   final String memberDelete;
   /** ns, name, kind. */
@@ -67,6 +77,9 @@ final class ReadWriteSql {
         + " channel, since, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     memberUpdate = "UPDATE " + table + " SET holds = ?, token = ?, ticket = ?, expires_at = ?" + key
         + " AND member_id = ? AND member_kind = ?";
+    String reader = key + " AND member_id = ? AND member_kind = '" + READER + "'";
+    readerReenter = "UPDATE " + table + " SET holds = ?, expires_at = GREATEST(expires_at, ?)" + reader;
+    readerRelease = "UPDATE " + table + " SET holds = holds - 1" + reader;
     memberDelete = "DELETE FROM " + table + key + " AND member_id = ? AND member_kind = ?";
     membersDeleteKind = "DELETE FROM " + table + key + " AND member_kind = ?";
     readerRenew = "UPDATE " + table + " SET expires_at = " + now + " + ?" + key + " AND member_id = ? AND member_kind = '"
