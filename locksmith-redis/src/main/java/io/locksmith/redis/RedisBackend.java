@@ -1259,8 +1259,22 @@ final class RedisBackend implements LockBackend, HandOffOps {
     String lock = keys.lock(name);
     return new AcquireCall("acquire lock '" + name + "'",
         new String[] {lock, RedisKeys.waiters(lock), RedisKeys.fence(lock)},
-        new String[] {owner, leaseArg(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
+        new String[] {owner, leaseArg(leaseMillis), acquireMode(mode, waiterId),
             waiterId == null ? "" : waiterId, waiterRecheckArg, fenceRetentionArg, tokenRule.arg});
+  }
+
+  /**
+   * acquire.lua's mode: {@code r} re-entry; {@code w} a new hold asked for by a waiter this client knows to be
+   * registered on the server (its grant removes the registration and keeps the waiter mark); {@code n}
+   * otherwise, which may take the fast path (mint, then {@code SET NX}) and leaves the waiters key alone.
+   * A registration this client missed (its reply was lost) is harmless: it expires at its deadline, and a
+   * wake-up for it is passed on ({@code pass-wakeup.lua}).
+   */
+  private String acquireMode(AcquireMode mode, String waiterId) {
+    if (mode == AcquireMode.REENTER) {
+      return "r";
+    }
+    return waiterId != null && registeredWaiters.containsKey(waiterId) ? "w" : "n";
   }
 
   /** See {@link #acquireCall}. */
@@ -1369,7 +1383,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
    */
   @Override
   public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
-    return renewInBatches(RedisScript.RENEW, "lease(s)", requests, r -> new String[] {keys.lock(r.name())});
+    return renewInBatches(RedisScript.RENEW_LOCK, "lease(s)", requests, r -> new String[] {keys.lock(r.name())});
   }
 
   /**

@@ -9,14 +9,18 @@ import java.util.HexFormat;
 
 /** A Lua script shipped as a resource, with its SHA-1 digest for {@code EVALSHA}. */
 final class RedisScript {
-  static final RedisScript ACQUIRE = loadWith("acquire.lua", "holds.lua", "mint-token.lua");
-  static final RedisScript RELEASE = loadWith("release.lua", "wake-next.lua", "holds.lua");
-  static final RedisScript RELEASE_HANDOFF = loadWith("release-handoff.lua", "mint-token.lua");
+  // the exclusive lock: one string key per lock (lock-value.lua)
+  static final RedisScript ACQUIRE = loadWith("acquire.lua", "lock-value.lua", "mint-token.lua");
+  static final RedisScript RELEASE = loadWith("release.lua", "wake-next.lua", "lock-value.lua");
+  static final RedisScript RELEASE_HANDOFF = loadWith("release-handoff.lua", "lock-value.lua", "mint-token.lua");
+  static final RedisScript RENEW_LOCK = loadWith("renew-lock.lua", "lock-value.lua");
+  static final RedisScript FORCE_UNLOCK =
+      loadWith("force-unlock.lua", "wake-next.lua", "evict-notice.lua", "lock-value.lua");
+  static final RedisScript PASS_WAKEUP = loadWith("pass-wakeup.lua", "wake-next.lua", "lock-value.lua");
+  static final RedisScript INSPECT = loadWith("inspect.lua", "lock-value.lua");
+  static final RedisScript RAISE_FENCE = loadWith("raise-fence.lua", "lock-value.lua");
+  // a fair lock's or a read-write lock's writer hash (holds.lua)
   static final RedisScript RENEW = load("renew.lua", false);
-  static final RedisScript FORCE_UNLOCK = loadWith("force-unlock.lua", "wake-next.lua", "evict-notice.lua");
-  static final RedisScript PASS_WAKEUP = load("pass-wakeup.lua", true);
-  static final RedisScript INSPECT = load("inspect.lua", false);
-  static final RedisScript RAISE_FENCE = load("raise-fence.lua", false);
   // the fair lock's scripts; all but the inspection share the fair-queue.lua prelude
   static final RedisScript FAIR_ACQUIRE = loadWith("fair-acquire.lua", "fair-queue.lua", "holds.lua");
   static final RedisScript FAIR_RELEASE = loadWith("fair-release.lua", "fair-queue.lua", "holds.lua");
@@ -46,7 +50,7 @@ final class RedisScript {
   static final RedisScript RW_INSPECT = loadWith("rw-inspect.lua", "rw-prelude.lua");
   static final RedisScript RW_FORCE_UNLOCK = loadWith("rw-force-unlock.lua", "rw-prelude.lua", "evict-notice.lua");
   static final RedisScript[] ALL =
-      {ACQUIRE, RELEASE, RELEASE_HANDOFF, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
+      {ACQUIRE, RELEASE, RELEASE_HANDOFF, RENEW_LOCK, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
           FAIR_ACQUIRE, FAIR_RELEASE, FAIR_FORCE_UNLOCK, FAIR_PASS_WAKEUP, FAIR_CANCEL, FAIR_INSPECT,
           SEM_ACQUIRE, SEM_RELEASE, SEM_RENEW, SEM_SET_PERMITS, SEM_DESCRIBE, SEM_INSPECT, SEM_STATE, SEM_FORCE_UNLOCK,
           SEM_PASS_WAKEUP,

@@ -135,7 +135,7 @@ class RedisLockClientTest {
       while (renewals < 3) { // renewals do reach the server while held
         String line = monitor.next(5_000);
         assertThat(line).as("a renewal within 5 s").isNotNull();
-        if (line.contains(RedisScript.RENEW.sha) && line.contains("{renewal-stops}")) {
+        if (line.contains(RedisScript.RENEW_LOCK.sha) && line.contains("{renewal-stops}")) {
           renewals++;
         }
       }
@@ -150,7 +150,7 @@ class RedisLockClientTest {
         }
         if (line.contains(RedisScript.RELEASE.sha)) {
           releaseSeen = true;
-        } else if (releaseSeen && line.contains(RedisScript.RENEW.sha) && line.contains("{renewal-stops}")) {
+        } else if (releaseSeen && line.contains(RedisScript.RENEW_LOCK.sha) && line.contains("{renewal-stops}")) {
           afterRelease.add(line);
         }
       }
