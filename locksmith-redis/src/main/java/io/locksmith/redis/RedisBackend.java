@@ -3,7 +3,6 @@ package io.locksmith.redis;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
-import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
@@ -11,9 +10,7 @@ import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
@@ -29,7 +26,6 @@ import io.locksmith.LockKind;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
-import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.HandOffOps;
 import io.locksmith.spi.HandOffReply;
 import io.locksmith.spi.LockBackend;
@@ -41,9 +37,7 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -53,7 +47,6 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.concurrent.TimeoutException;
@@ -89,16 +82,12 @@ final class RedisBackend implements LockBackend, HandOffOps {
   private static final Capabilities CAPABILITIES = new Capabilities("redis",
       EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR, LockKind.SEMAPHORE,
           LockKind.READ_WRITE), FencingGuarantee.CLOCK_FLOORED, true);
-  /** Keys per renewal script call: keeps one call short on the server's single thread. */
-  private static final int RENEW_CHUNK = 256;
   /** Wake-up message tag of the exclusive lock's waiters; see {@link #onWakeMessage}. */
   static final char EXCLUSIVE_TAG = 'x';
   /** Longest pause between two reconnection attempts of a dropped connection. */
   static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
   /** Least time between two attempts to connect a node that could not be reached (Redlock). */
   private static final long RECONNECT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
-  /** Sentinel: least time between two checks whether the sentinels still name our master. */
-  private static final long MASTER_CHECK_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /** How the acquire script mints a token; see acquire.lua. */
   enum TokenRule {
@@ -156,15 +145,13 @@ final class RedisBackend implements LockBackend, HandOffOps {
   private volatile long lastAttempt;
   /** Sentinel: the node each open connection of this client is connected to, as Lettuce reports it. */
   private final Map<RedisChannelHandler<?, ?>, SocketAddress> connectedTo = new ConcurrentHashMap<>();
-  private final AtomicBoolean checkingMaster = new AtomicBoolean();
-  /**
-   * Waiters this client registered on the server and has not seen granted or cancelled, waiter id to lock
-   * name: after the pub/sub connection subscribes again (it had dropped, so messages may have been lost)
-   * each of them re-checks once instead of waiting for its backstop.
-   */
-  private final Map<String, String> registeredWaiters = new ConcurrentHashMap<>();
-  private volatile long lastMasterCheck;
+  /** Sentinel: whether the sentinels still name the node this client talks to. */
+  private final SentinelMasterCheck masterCheck = new SentinelMasterCheck(this);
   /** Semaphore operations per declared permit count: one object per count, so renewals batch. */
+  /** Script calls: by digest, reloaded when the server lost them, retried on a migrating Cluster slot. */
+  private final ScriptDispatch dispatch;
+  /** This client's registered waiters and the routing of its wake-up channel's messages. */
+  private final WakeupRouter wakeups = new WakeupRouter(this);
   private final Map<Integer, RedisSemaphore> semaphores = new ConcurrentHashMap<>();
   /** The eviction policy each node reported when connected (node address to policy); see {@link #connect}. */
   private final Map<String, String> evictionPolicies = new ConcurrentHashMap<>();
@@ -201,6 +188,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
     this.uri = uri;
     this.clusterSeeds = clusterSeeds;
     this.commandTimeout = commandTimeout;
+    this.dispatch = new ScriptDispatch(this, commandTimeout);
     this.waiterRecheckMillis = waiterRecheck.toMillis();
     this.fenceRetentionMillis = fenceRetention.toMillis();
     this.waiterRecheckArg = Long.toString(waiterRecheckMillis);
@@ -409,7 +397,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
     SocketAddress node = at;
     return LostHandshake.connect(() -> c.connectAsync(Utf8Codec.INSTANCE, laneTarget)).whenComplete((conn, f) -> {
       if (f != null) {
-        checkMasterSoon();
+        masterCheck.soon();
       }
     }).thenApply(conn -> {
       conn.setTimeout(commandTimeout);
@@ -438,7 +426,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
   }
 
   /** One attempt: command connection, scripts, pub/sub subscription; publishes them only if all work. */
-  private CompletableFuture<Void> connect() {
+  CompletableFuture<Void> connect() {
     lastAttempt = System.nanoTime();
     String channel = channelPrefix + context.clientId();
     if (cluster != null) {
@@ -470,7 +458,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
           }
           // pipelined with the script loads, so it costs no round trip; never fails the connect
           SocketAddress at = connectedTo.get(conn);
-          String node = at != null ? hostPort(at) : RedisLockClient.describe(uri);
+          String node = at != null ? SentinelMasterCheck.hostPort(at) : RedisLockClient.describe(uri);
           loads.add(EvictionPolicyCheck.check(conn.async(), node).thenApply(policy -> {
             if (policy != null) {
               evictionPolicies.put(node, policy);
@@ -561,10 +549,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
    * #connectionStates}; on a Cluster, at every re-subscription). Runs on a Lettuce I/O thread.
    */
   private void onSubscribed() {
-    if (!registeredWaiters.isEmpty()) {
-      log.debug("wake-up channel subscribed again; {} waiter(s) re-check", registeredWaiters.size());
-      registeredWaiters.forEach((waiterId, name) -> context.wakeups().wake(name, waiterId));
-    }
+    wakeups.recheckAll(context);
     if (cluster != null) {
       if (subscribedOnce && !closed) {
         context.events().connectionRestored();
@@ -651,65 +636,63 @@ final class RedisBackend implements LockBackend, HandOffOps {
         + " is not connected, could not " + what);
   }
 
+  /** @return the client's context, set by {@link #open} */
+  BackendContext context() {
+    return context;
+  }
+
+  /** @return the Lettuce resources in use, or null before {@link #open} */
+  ClientResources resources() {
+    return resources;
+  }
+
+  /** @return whether this backend talks to a Redis Cluster */
+  boolean isCluster() {
+    return cluster != null;
+  }
+
+  /** @return the URI this backend connects with */
+  RedisURI uriForChecks() {
+    return uri;
+  }
+
+  /** @return the Lettuce client of a single master or Sentinel deployment, or null */
+  RedisClient redisClient() {
+    return client;
+  }
+
+  /** @return the shared command connection, or null */
+  Object commandConnection() {
+    return connection;
+  }
+
+  /** @return the pub/sub connection of the wake-up channel, or null */
+  Object pubsubConnection() {
+    return pubsub;
+  }
+
+  /** @return the node {@code c} is connected to as Lettuce reported it, or null */
+  SocketAddress connectedTo(Object c) {
+    return c == null ? null : connectedTo.get(c);
+  }
+
+  /** @return the flag that is set while a (re)connect of the pair runs */
+  AtomicBoolean connecting() {
+    return connecting;
+  }
+
+  /** @return whether {@link #close} was called */
+  boolean isClosed() {
+    return closed;
+  }
+
   @Override
   public Capabilities capabilities() {
     return CAPABILITIES;
   }
 
-  /**
-   * A wake-up message: {@code "<waiterId> <tag><name>"}, where the one-character tag says which lock
-   * kind's waiter queue it came from, so that a wake-up whose waiter is gone is passed on in that queue.
-   */
-  void onWakeMessage(String channel, String message) {
-    int space = message.indexOf(' ');
-    if (!channel.equals(channelPrefix + context.clientId()) || space <= 0 || space + 2 > message.length()) {
-      return;
-    }
-    if (message.charAt(0) == '!') {
-      onEvictionNotice(message.substring(1, space), message.charAt(space + 1), message.substring(space + 2));
-      return;
-    }
-    String waiterId = message.substring(0, space);
-    char tag = message.charAt(space + 1);
-    String name = message.substring(space + 2);
-    if (!context.wakeups().wake(name, waiterId) && !closed) {
-      LockOps ops = opsForTag(tag);
-      if (ops != null) {
-        ops.passWakeup(name, waiterId);
-      }
-    }
-  }
-
-  /**
-   * A notice from a script that removed a hold of this client (evict-notice.lua): {@code "!<owner>
-   * <tag><name>"}. The client marks the lease of that owner, kind and name lost; it checks the owner id.
-   */
-  private void onEvictionNotice(String owner, char tag, String name) {
-    HoldKind kind = holdKindForTag(tag);
-    if (kind != null && !owner.isEmpty()) {
-      log.debug("notice: hold of {} on '{}' ({}) was force-unlocked", owner, name, kind);
-      context.events().ownerEvicted(kind, name, owner, "force-unlocked");
-    }
-  }
-
-  private static HoldKind holdKindForTag(char tag) {
-    switch (tag) {
-      case EXCLUSIVE_TAG:
-        return HoldKind.EXCLUSIVE;
-      case RedisFairLock.TAG:
-        return HoldKind.FAIR;
-      case RedisSemaphore.TAG:
-        return HoldKind.PERMIT;
-      case RedisReadWriteOps.READ_TAG:
-        return HoldKind.READ;
-      case RedisReadWriteOps.WRITE_TAG:
-        return HoldKind.WRITE;
-      default:
-        return null;
-    }
-  }
-
-  private LockOps opsForTag(char tag) {
+  /** @return the operations of the lock kind a wake-up tag names, or null for an unknown tag */
+  LockOps opsForTag(char tag) {
     switch (tag) {
       case EXCLUSIVE_TAG:
         return this;
@@ -791,157 +774,17 @@ final class RedisBackend implements LockBackend, HandOffOps {
 
   /**
    * Sends one script call, as {@link #run(RedisClusterAsyncCommands, RedisScript, ScriptOutputType, String,
-   * String[], String...)} does, built by {@code call} (which may read the reply with an output of its own).
+   * String[], String...)} does, built by {@code call} (which may read the reply with an output of its own);
+   * see {@link ScriptDispatch#run}.
    */
   <T> CompletableFuture<T> run(RedisClusterAsyncCommands<String, String> on, RedisScript script, String what,
-      ScriptCall<T> call) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    send(on, script, what, call, out, System.nanoTime() + commandTimeout.toNanos(), 0);
-    return out;
+      ScriptDispatch.ScriptCall<T> call) {
+    return dispatch.run(on, script, what, call);
   }
 
-  /** One script call on a connection: by digest, or with its text after the server lost it. */
-  @FunctionalInterface
-  interface ScriptCall<T> {
-    RedisFuture<T> send(RedisClusterAsyncCommands<String, String> commands, boolean withText);
-  }
-
-  private <T> void send(RedisClusterAsyncCommands<String, String> on, RedisScript script, String what,
-      ScriptCall<T> call, CompletableFuture<T> out, long retryDeadline, int attempt) {
-    RedisFuture<T> first;
-    RedisClusterAsyncCommands<String, String> commands;
-    try {
-      RedisClusterAsyncCommands<String, String> rerouted = on == null ? routed.get() : null;
-      commands = on != null ? on : rerouted != null ? rerouted : commands(what);
-      first = call.send(commands, false);
-    } catch (RuntimeException e) {
-      out.completeExceptionally(RedisExceptions.translate(e, what));
-      return;
-    }
-    first.whenComplete((value, failure) -> {
-      if (failure == null) {
-        out.complete(value);
-      } else if (RedisExceptions.isNoScript(failure)) {
-        log.info("Redis lost script {}; reloading it", script);
-        RedisFuture<T> retry = call.send(commands, true);
-        retry.whenComplete((v, f) -> {
-          if (f == null) {
-            out.complete(v);
-          } else {
-            failed(on, script, what, call, out, retryDeadline, attempt, f);
-          }
-        });
-      } else {
-        failed(on, script, what, call, out, retryDeadline, attempt, failure);
-      }
-    });
-  }
-
-  private <T> void failed(RedisClusterAsyncCommands<String, String> on, RedisScript script, String what,
-      ScriptCall<T> call, CompletableFuture<T> out, long retryDeadline, int attempt, Throwable failure) {
-    long delayMillis = Math.min(100, 5L << Math.min(attempt, 5));
-    ClientResources r = resources;
-    if (cluster != null && !closed && r != null && RedisExceptions.isTryAgain(failure)
-        && System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) < retryDeadline) {
-      try {
-        if (attempt == 0) {
-          // each retry has its own command timeout: the whole call must still end at the deadline
-          ScheduledFuture<?> guard = r.eventExecutorGroup().schedule(() -> out.completeExceptionally(
-              new BackendUnavailableException("could not " + what + ": the slot was still migrating after "
-                  + commandTimeout.toMillis() + " ms")), retryDeadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-          out.whenComplete((v, f) -> guard.cancel(false));
-        }
-        r.eventExecutorGroup().schedule(() -> send(on, script, what, call, out, retryDeadline, attempt + 1),
-            delayMillis, TimeUnit.MILLISECONDS);
-        return;
-      } catch (RuntimeException e) { // shutting down
-        log.debug("cannot retry after TRYAGAIN: {}", e.toString());
-      }
-    }
-    checkMasterAfter(failure);
-    out.completeExceptionally(RedisExceptions.translate(failure, what));
-  }
-
-  /**
-   * Sentinel only: after a command timed out or was refused with {@code READONLY}, this client may be
-   * talking to a node that is no longer the master without its connections having dropped (a hung
-   * master, or a demoted one that kept them), and Lettuce reconnects only when a connection drops.
-   * So ask the sentinels, at most once a second, and if they name another node, move both connections
-   * there. A master that is merely slow keeps its connections: its address has not changed.
-   */
-  private void checkMasterAfter(Throwable failure) {
-    if (RedisExceptions.mayBeStaleMaster(failure)) {
-      checkMasterSoon();
-    }
-  }
-
-  /** Sentinel only: asks the sentinels whether the master moved, at most once a second; see above. */
-  private void checkMasterSoon() {
-    if (closed || !RedisLockClient.isSentinel(uri)) {
-      return;
-    }
-    long now = System.nanoTime();
-    if (now - lastMasterCheck < MASTER_CHECK_INTERVAL_NANOS || !checkingMaster.compareAndSet(false, true)) {
-      return;
-    }
-    lastMasterCheck = now;
-    CompletableFuture<Boolean> check;
-    try {
-      check = checkMaster();
-    } catch (RuntimeException e) { // e.g. closed meanwhile; the caller must still complete its command
-      check = CompletableFuture.failedFuture(e);
-    }
-    check.whenComplete((moved, f) -> {
-      checkingMaster.set(false);
-      if (f != null) {
-        log.debug("could not ask the sentinels of {}: {}", RedisLockClient.describe(uri), f.toString());
-      }
-    });
-  }
-
-  /** @return completes with whether the connections were found elsewhere and a move was started */
-  private CompletableFuture<Boolean> checkMaster() {
-    RedisClient c = client;
-    if (c == null) {
-      return CompletableFuture.completedFuture(false);
-    }
-    return c.connectSentinelAsync(StringCodec.UTF8, uri).thenCompose(sentinel -> sentinel.async()
-        .getMasterAddrByName(uri.getSentinelMasterId()).toCompletableFuture()
-        .whenComplete((a, f) -> sentinel.closeAsync()))
-        .thenApply(master -> {
-          SocketAddress at = elsewhere(connection, master);
-          SocketAddress pubsubAt = elsewhere(pubsub, master);
-          if (master == null || (at == null && pubsubAt == null) || closed
-              || !connecting.compareAndSet(false, true)) {
-            return false;
-          }
-          log.warn("the sentinels of {} name {} as master, but this client is connected to {}; moving there",
-              RedisLockClient.describe(uri), hostPort(master), hostPort(at != null ? at : pubsubAt));
-          connect().whenComplete((v, f) -> {
-            if (f != null) {
-              log.warn("could not move to the master at {}: {}", hostPort(master), f.toString());
-            }
-          });
-          return true;
-        });
-  }
-
-  /** @return the address {@code c} is connected to if that is known and not {@code master}, else null */
-  private SocketAddress elsewhere(Object c, SocketAddress master) {
-    SocketAddress at = c == null ? null : connectedTo.get(c);
-    return at == null || master == null || sameNode(at, master) ? null : at;
-  }
-
-  private static String hostPort(SocketAddress a) {
-    return a instanceof InetSocketAddress i ? i.getHostString() + ":" + i.getPort() : String.valueOf(a);
-  }
-
-  private static boolean sameNode(SocketAddress a, SocketAddress b) {
-    if (a instanceof InetSocketAddress x && b instanceof InetSocketAddress y) {
-      return x.getPort() == y.getPort() && (x.getHostString().equals(y.getHostString())
-          || (x.getAddress() != null && x.getAddress().equals(y.getAddress())));
-    }
-    return Objects.equals(a, b);
+  /** Sentinel only: see {@link SentinelMasterCheck#afterFailure}. */
+  void checkMasterAfter(Throwable failure) {
+    masterCheck.afterFailure(failure);
   }
 
   @Override
@@ -951,22 +794,24 @@ final class RedisBackend implements LockBackend, HandOffOps {
         mode, waiterId);
   }
 
-  /**
-   * Remembers a waiter the server registered with a refusal (any lock kind), so that it re-checks when
-   * the wake-up channel is subscribed again (see {@link #onSubscribed}); forgets it once granted.
-   */
+  /** A wake-up message on this client's channel; see {@link WakeupRouter#onMessage}. */
+  void onWakeMessage(String channel, String message) {
+    wakeups.onMessage(channel, message);
+  }
+
+  /** See {@link WakeupRouter#track}. */
   CompletionStage<AcquireReply> trackWaiter(String name, String waiterId, CompletionStage<AcquireReply> reply) {
-    if (waiterId == null) {
-      return reply;
-    }
-    return reply.thenApply(r -> {
-      if (r.granted()) {
-        registeredWaiters.remove(waiterId);
-      } else {
-        registeredWaiters.put(waiterId, name);
-      }
-      return r;
-    });
+    return wakeups.track(name, waiterId, reply);
+  }
+
+  /** @return how many waiters of this client are registered on the server, as far as it knows */
+  int registeredWaiterCount() {
+    return wakeups.count();
+  }
+
+  /** A waiter of any lock kind gave up; see {@link WakeupRouter#track}. */
+  void forgetWaiter(String waiterId) {
+    wakeups.forget(waiterId);
   }
 
   /**
@@ -977,15 +822,6 @@ final class RedisBackend implements LockBackend, HandOffOps {
     return cluster != null ? cluster.evictionPolicies() : Map.copyOf(evictionPolicies);
   }
 
-  /** @return how many waiters of this client are registered on the server, as far as it knows */
-  int registeredWaiterCount() {
-    return registeredWaiters.size();
-  }
-
-  /** A waiter of any lock kind gave up; see {@link #trackWaiter}. */
-  void forgetWaiter(String waiterId) {
-    registeredWaiters.remove(waiterId);
-  }
 
   /**
    * Runs the acquire script of any lock kind and, with replica acknowledgement configured, has a fresh grant
@@ -1099,10 +935,10 @@ final class RedisBackend implements LockBackend, HandOffOps {
     SocketAddress laneNode = lane.lane().node();
     StatefulRedisConnection<String, String> shared = connection;
     SocketAddress sharedNode = shared == null ? null : connectedTo.get(shared);
-    if (laneNode != null && sharedNode != null && commandUp && sameNode(laneNode, sharedNode)) {
+    if (laneNode != null && sharedNode != null && commandUp && SentinelMasterCheck.sameNode(laneNode, sharedNode)) {
       return false;
     }
-    if (laneNode != null && sharedNode != null && !sameNode(laneNode, sharedNode)) {
+    if (laneNode != null && sharedNode != null && !SentinelMasterCheck.sameNode(laneNode, sharedNode)) {
       l.retireAll(); // every lane leads to the former master
     }
     return true;
@@ -1120,7 +956,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
         + " counted as a grant, given back there", name, description());
     CompletionStage<Integer> back;
     try {
-      back = releaseOn(lane.lane().commands(), () -> ops.release(name, owner, true));
+      back = dispatch.releaseOn(lane.lane().commands(), () -> ops.release(name, owner, true));
     } catch (RuntimeException e) {
       back = CompletableFuture.failedFuture(e);
     }
@@ -1134,22 +970,6 @@ final class RedisBackend implements LockBackend, HandOffOps {
         + " the former master of " + description() + " after the master moved; that grant does not count"));
   }
 
-  /** The connection {@link #send} uses instead of the shared one while {@link #releaseOn} sends. */
-  private static final ThreadLocal<RedisClusterAsyncCommands<String, String>> routed = new ThreadLocal<>();
-
-  /**
-   * Sends what {@code release} sends on {@code on} instead of the shared connection: any lock kind's release,
-   * to the node a lane is connected to. {@code release} must send its script on the calling thread.
-   */
-  private <T> CompletionStage<T> releaseOn(RedisClusterAsyncCommands<String, String> on,
-      java.util.function.Supplier<CompletionStage<T>> release) {
-    routed.set(on);
-    try {
-      return release.get();
-    } finally {
-      routed.remove();
-    }
-  }
 
   /**
    * Test hook: called with the lock name when a grant on a lane has arrived, before it is checked and
@@ -1274,7 +1094,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
     if (mode == AcquireMode.REENTER) {
       return "r";
     }
-    return waiterId != null && registeredWaiters.containsKey(waiterId) ? "w" : "n";
+    return waiterId != null && wakeups.isRegistered(waiterId) ? "w" : "n";
   }
 
   /** See {@link #acquireCall}. */
@@ -1369,7 +1189,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
     return reply.thenApply(r -> {
       long code = (Long) r.get(0);
       if (code == 1) {
-        registeredWaiters.remove(nextWaiterId); // granted: no longer registered on the server
+        wakeups.forget(nextWaiterId); // granted: no longer registered on the server
         return new HandOffReply(true, AcquireReply.granted(Long.parseLong((String) r.get(1)), 1));
       }
       return new HandOffReply(code == 0, null);
@@ -1377,7 +1197,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
   }
 
   /**
-   * One {@code renew.lua} call per batch of at most {@value #RENEW_CHUNK} keys, all pipelined on the
+   * One {@code renew.lua} call per batch of at most {@value RenewalBatches#RENEW_CHUNK} keys, all pipelined on the
    * connection. On one node the batches simply follow the request order; on a Cluster each batch holds
    * keys of one slot only (a script's keys must share a slot, or the server answers {@code CROSSSLOT}).
    */
@@ -1387,75 +1207,13 @@ final class RedisBackend implements LockBackend, HandOffOps {
   }
 
   /**
-   * Renews leases of any lock kind: one call of {@code script} per batch, each batch's keys in one slot.
-   * The script takes {@code keysOf(request)} for each request, in order, and ARGV pairs of owner and
-   * lease ms, and answers 1 (extended) or 0 (not owned) per request.
+   * Renews leases of any lock kind in batches; see {@link RenewalBatches#renew}.
    *
    * @param keysOf the script keys of one request, all under its lock's hash tag
    */
   CompletionStage<List<Boolean>> renewInBatches(RedisScript script, String what, List<RenewRequest> requests,
       Function<RenewRequest, String[]> keysOf) {
-    Boolean[] renewed = new Boolean[requests.size()];
-    List<String[]> requestKeys = new ArrayList<>(requests.size());
-    for (RenewRequest r : requests) {
-      requestKeys.add(keysOf.apply(r));
-    }
-    List<CompletableFuture<Throwable>> parts = new ArrayList<>();
-    for (int[] batch : renewBatches(requestKeys)) {
-      List<String> scriptKeys = new ArrayList<>();
-      String[] args = new String[batch.length * 2];
-      for (int i = 0; i < batch.length; i++) {
-        RenewRequest r = requests.get(batch[i]);
-        scriptKeys.addAll(Arrays.asList(requestKeys.get(batch[i])));
-        args[2 * i] = r.owner();
-        args[2 * i + 1] = Long.toString(r.leaseMillis());
-      }
-      CompletionStage<List<Object>> reply = run(script, ScriptOutputType.MULTI,
-          "renew " + batch.length + " " + what, scriptKeys.toArray(new String[0]), args);
-      // A batch that fails leaves its leases unknown (null): on a Cluster the other batches went to
-      // other masters, whose answers stand. Only when every batch failed does the whole call fail.
-      parts.add(reply.handle((r, failure) -> {
-        if (failure != null) {
-          return failure;
-        }
-        for (int i = 0; i < batch.length; i++) {
-          renewed[batch[i]] = ((Long) r.get(i)) == 1L;
-        }
-        return null;
-      }).toCompletableFuture());
-    }
-    return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenCompose(v -> {
-      Throwable firstFailure = parts.isEmpty() ? null : parts.get(0).join();
-      boolean allFailed = parts.stream().allMatch(part -> part.join() != null);
-      return allFailed && firstFailure != null ? CompletableFuture.<List<Boolean>>failedFuture(firstFailure)
-          : CompletableFuture.completedFuture(Arrays.asList(renewed));
-    });
-  }
-
-  /** Indexes into the requests, grouped into script calls (see {@link #renewInBatches}). */
-  private List<int[]> renewBatches(List<String[]> requestKeys) {
-    List<int[]> batches = new ArrayList<>();
-    if (cluster == null) {
-      for (int from = 0; from < requestKeys.size(); from += RENEW_CHUNK) {
-        int[] batch = new int[Math.min(requestKeys.size() - from, RENEW_CHUNK)];
-        for (int i = 0; i < batch.length; i++) {
-          batch[i] = from + i;
-        }
-        batches.add(batch);
-      }
-      return batches;
-    }
-    Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
-    for (int i = 0; i < requestKeys.size(); i++) {
-      bySlot.computeIfAbsent(SlotHash.getSlot(requestKeys.get(i)[0]), slot -> new ArrayList<>()).add(i);
-    }
-    for (List<Integer> slot : bySlot.values()) {
-      for (int from = 0; from < slot.size(); from += RENEW_CHUNK) {
-        batches.add(slot.subList(from, Math.min(slot.size(), from + RENEW_CHUNK)).stream()
-            .mapToInt(Integer::intValue).toArray());
-      }
-    }
-    return batches;
+    return RenewalBatches.renew(this, cluster != null, script, what, requests, keysOf);
   }
 
   @Override
