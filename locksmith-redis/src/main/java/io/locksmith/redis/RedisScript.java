@@ -10,8 +10,10 @@ import java.util.HexFormat;
 /** A Lua script shipped as a resource, with its SHA-1 digest for {@code EVALSHA}. */
 final class RedisScript {
   // the exclusive lock: one string key per lock (lock-value.lua)
-  static final RedisScript ACQUIRE = loadWith("acquire.lua", "lock-value.lua", "mint-token.lua");
-  static final RedisScript RELEASE = loadWith("release.lua", "wake-next.lua", "lock-value.lua");
+  // acquire-fast.lua and release-fast.lua come first: their fast path returns before any prelude function
+  // is created (each closure costs the server on every run that reaches it)
+  static final RedisScript ACQUIRE = loadWith("acquire.lua", "acquire-fast.lua", "lock-value.lua", "mint-token.lua");
+  static final RedisScript RELEASE = loadWith("release.lua", "release-fast.lua", "wake-next.lua", "lock-value.lua");
   static final RedisScript RELEASE_HANDOFF = loadWith("release-handoff.lua", "lock-value.lua", "mint-token.lua");
   static final RedisScript RENEW_LOCK = loadWith("renew-lock.lua", "lock-value.lua");
   static final RedisScript FORCE_UNLOCK =

@@ -4,17 +4,7 @@
 -- only, ARGV[4] waiter id or '', ARGV[5] longest backstop before a waiter re-checks (ms), ARGV[6] fence
 -- key TTL (ms), ARGV[7] token rule: 't' max(last + 1, server time) | 'c' last + 1 (mint-token.lua)
 -- Returns {1, token, holds} granted | {0, retry_ms, last} busy | {-1} re-entry whose hold is gone
-redis.replicate_commands()
--- The fast path, a free lock asked for by rule 't' and no registered waiter: TIME + SET … GET of the fence
--- + SET NX of the lock. Each redis.call costs the server about a microsecond, so the token is minted
--- before the lock is known to be free; on a refusal it is simply skipped (tokens need to increase, not
--- to be dense). Rule 'c' must not advance the counter without a grant (Redlock keeps the nodes equal).
-if ARGV[3] == 'n' and ARGV[7] == 't' then
-  local token = mint_token(KEYS[3], 't', ARGV[6])
-  if redis.call('SET', KEYS[1], lock_value(token, 1, 0, '', ARGV[1]), 'NX', 'PX', ARGV[2]) then
-    return {1, token, 1}
-  end
-end
+-- After acquire-fast.lua (the fast path) and the preludes: everything else.
 local lock = lock_read(KEYS[1])
 if lock and not lock.reserved and lock.owner == ARGV[1] then
   -- the owner asks again: 'r' deepens its hold; 'n'/'w' finds a leftover of an earlier attempt of the

@@ -1,9 +1,9 @@
 -- KEYS[1] lock (lock-value.lua), KEYS[2] waiters zset
 -- ARGV[1] owner, ARGV[2] '1' drop every hold | '0' drop one, ARGV[3] channel prefix, ARGV[4] lock name
 -- Returns holds left (0 = freed, one waiter woken if the lock is marked) | -1 when the owner does not hold
--- the lock. Unmarked and uncontended: GET + DEL.
-redis.replicate_commands()
-local lock = lock_read(KEYS[1])
+-- the lock. After release-fast.lua (GET + DEL for an unmarked lock whose holds all go), whose GET this
+-- reuses, and the preludes.
+local lock = value and lock_parse(value)
 if not lock or lock.reserved or lock.owner ~= ARGV[1] then
   return -1
 end
