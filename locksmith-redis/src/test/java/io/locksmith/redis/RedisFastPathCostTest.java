@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.locksmith.Lease;
+import io.locksmith.LockOptions;
 import io.locksmith.testkit.RedisServer;
 import io.locksmith.testkit.RedisServerExtension;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -126,6 +128,39 @@ class RedisFastPathCostTest {
       System.out.printf("server time per cycle, best of 3 rounds of %d: locksmith %.2f us, minimal fenced %.2f us,"
           + " ratio %.2f%n", cycles, best, bestMinimal, best / bestMinimal);
     }
+  }
+
+  /**
+   * The waiter mark outlives the grant it woke: two waiters of other clients registered, the first
+   * release wakes one, whose grant must keep the lock marked (the other still waits), so that its release
+   * wakes the other. Without the mark that second release would wake nobody and the other waiter would
+   * sit out its re-check: 60 s here (the lease and {@code waiterRecheck}), against the 15 s allowed.
+   */
+  @Test
+  void aWokenWaitersGrantKeepsTheMarkWhileOthersWait() throws Exception {
+    RedisServer server = REDIS.server();
+    String name = "mark-kept";
+    String waiters = RedisKeys.waiters(new RedisKeys("locksmith").lock(name));
+    LockOptions long60 = LockOptions.fixed(Duration.ofSeconds(60));
+    try (RedisLockClient holder = client(); RedisLockClient a = slowRecheck(); RedisLockClient b = slowRecheck()) {
+      Lease held = holder.lock(name, long60).acquire();
+      CompletableFuture<Lease> first = a.lock(name, long60).acquireAsync(Duration.ofSeconds(60)).toCompletableFuture();
+      CompletableFuture<Lease> second = b.lock(name, long60).acquireAsync(Duration.ofSeconds(60)).toCompletableFuture();
+      assertThat(io.locksmith.tck.Eventually.eventually(Duration.ofSeconds(10),
+          () -> "2".equals(server.command("ZCARD", waiters)))).as("precondition: both registered").isTrue();
+      assertThat(held.release()).isTrue();
+      CompletableFuture<Object> woken = CompletableFuture.anyOf(first, second);
+      Lease next = (Lease) woken.get(15, TimeUnit.SECONDS);
+      assertThat(LockValues.field(server.command("GET", new RedisKeys("locksmith").lock(name)), LockValues.FLAGS))
+          .as("the woken waiter's grant keeps the mark: the other still waits").isEqualTo("w");
+      assertThat(next.release()).isTrue();
+      Lease last = (first.isDone() && first.join() == next ? second : first).get(15, TimeUnit.SECONDS);
+      assertThat(last.release()).isTrue();
+    }
+  }
+
+  private static RedisLockClient slowRecheck() {
+    return RedisLockClient.builder().uri(REDIS.server().uri()).waiterRecheck(Duration.ofSeconds(60)).build();
   }
 
   /**
