@@ -111,8 +111,9 @@ final class RedisBackend implements LockBackend, HandOffOps {
   private final long waiterRecheckMillis;
   private final long fenceRetentionMillis;
   /** The two settings above as script arguments, formatted once rather than on every acquire. */
-  private final String waiterRecheckArg;
   private final String fenceRetentionArg;
+  /** The acquire script with this client's waiter backstop, fence retention and token rule in its text. */
+  final RedisScript acquireScript;
   /** The latest lease time formatted as a script argument (nearly always the same one); see {@link #leaseArg}. */
   private volatile LeaseArg lastLeaseArg = new LeaseArg(-1, "-1");
   private final TokenRule tokenRule;
@@ -191,9 +192,10 @@ final class RedisBackend implements LockBackend, HandOffOps {
     this.dispatch = new ScriptDispatch(this, commandTimeout);
     this.waiterRecheckMillis = waiterRecheck.toMillis();
     this.fenceRetentionMillis = fenceRetention.toMillis();
-    this.waiterRecheckArg = Long.toString(waiterRecheckMillis);
     this.fenceRetentionArg = Long.toString(fenceRetentionMillis);
     this.tokenRule = tokenRule;
+    this.acquireScript = RedisScript.acquire(waiterRecheckMillis, fenceRetentionMillis,
+        tokenRule == TokenRule.TIME_FLOORED);
     this.sharedResources = sharedResources;
     this.fair = new RedisFairLock(this, waiterRecheck, fenceRetention);
   }
@@ -271,7 +273,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
     if (clusterSeeds != null) {
       // Lettuce connects to every node, for commands, pub/sub and topology, with the first seed's settings
       clusterSeeds.forEach(seed -> seed.setClientName(name));
-      cluster = new RedisClusterConnections(clusterSeeds, commandTimeout, resources, ssl);
+      cluster = new RedisClusterConnections(clusterSeeds, commandTimeout, resources, ssl, scripts());
       if (replicaAcks > 0) {
         lanes = new ReplicaAckLanes(cluster::openLane, resources, commandTimeout, description());
       }
@@ -448,7 +450,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
           conn.setTimeout(commandTimeout);
           conn.addListener(connectionStates);
           List<CompletableFuture<String>> loads = new ArrayList<>();
-          for (RedisScript script : RedisScript.ALL) {
+          for (RedisScript script : scripts()) {
             loads.add(conn.async().scriptLoad(script.text).toCompletableFuture().thenApply(sha -> {
               if (!script.sha.equals(sha)) {
                 throw new IllegalStateException("server digest " + sha + " differs for " + script);
@@ -790,7 +792,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
   @Override
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
       AcquireMode mode, String waiterId) {
-    return runAcquire(this, RedisScript.ACQUIRE, acquireCall(name, owner, leaseMillis, mode, waiterId), name, owner,
+    return runAcquire(this, acquireScript, acquireCall(name, owner, leaseMillis, mode, waiterId), name, owner,
         mode, waiterId);
   }
 
@@ -1045,6 +1047,13 @@ final class RedisBackend implements LockBackend, HandOffOps {
             + " ms; the grant was released")));
   }
 
+  /** The scripts to load at connect: the shared ones and this client's acquire script. */
+  RedisScript[] scripts() {
+    RedisScript[] all = java.util.Arrays.copyOf(RedisScript.ALL, RedisScript.ALL.length + 1);
+    all[RedisScript.ALL.length] = acquireScript;
+    return all;
+  }
+
   /** @return the node the shared command connection is connected to (Sentinel), or null (for tests) */
   SocketAddress commandNode() {
     StatefulRedisConnection<String, String> shared = connection;
@@ -1068,7 +1077,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
 
   /** Runs an acquire prepared by {@link #acquireCall}, on this node. */
   CompletionStage<List<Object>> acquireRaw(AcquireCall call) {
-    return run(RedisScript.ACQUIRE, ScriptOutputType.MULTI, call.what, call.keys, call.args);
+    return run(acquireScript, ScriptOutputType.MULTI, call.what, call.keys, call.args);
   }
 
   /**
@@ -1078,9 +1087,8 @@ final class RedisBackend implements LockBackend, HandOffOps {
   AcquireCall acquireCall(String name, String owner, long leaseMillis, AcquireMode mode, String waiterId) {
     String lock = keys.lock(name);
     return new AcquireCall("acquire lock '" + name + "'",
-        new String[] {lock, RedisKeys.waiters(lock), RedisKeys.fence(lock)},
-        new String[] {owner, leaseArg(leaseMillis), acquireMode(mode, waiterId),
-            waiterId == null ? "" : waiterId, waiterRecheckArg, fenceRetentionArg, tokenRule.arg});
+        new String[] {lock}, // the waiters and fence keys beside it are derived in the script
+        new String[] {owner, leaseArg(leaseMillis), acquireMode(mode, waiterId), waiterId == null ? "" : waiterId});
   }
 
   /**
@@ -1139,6 +1147,9 @@ final class RedisBackend implements LockBackend, HandOffOps {
   }
 
   static AcquireReply toAcquireReply(List<Object> r) {
+    if (r.size() == 1 && r.get(0) instanceof String token) { // acquire-fast.lua's grant: the token alone
+      return AcquireReply.granted(Long.parseLong(token), 1);
+    }
     long code = (Long) r.get(0);
     if (code == 1) {
       return AcquireReply.granted(Long.parseLong((String) r.get(1)), ((Long) r.get(2)).intValue());
@@ -1153,7 +1164,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
     String lock = keys.lock(name);
     CompletionStage<Long> reply = run(RedisScript.RELEASE, ScriptOutputType.INTEGER,
-        "release lock '" + name + "'", new String[] {lock, RedisKeys.waiters(lock)},
+        "release lock '" + name + "'", new String[] {lock}, // release.lua derives the waiters key
         owner, all ? "1" : "0", channelPrefix, EXCLUSIVE_TAG + name);
     return reply.thenApply(Long::intValue);
   }

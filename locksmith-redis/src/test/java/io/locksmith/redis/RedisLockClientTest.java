@@ -78,7 +78,8 @@ class RedisLockClientTest {
           .filter(l -> !l.contains("\"INFO\"") && !l.contains("\"info\""))
           .collect(Collectors.toList());
       assertThat(sent).as("commands the lock client sent").hasSize(2);
-      assertThat(sent.get(0)).containsIgnoringCase("evalsha").contains(RedisScript.ACQUIRE.sha);
+      assertThat(sent.get(0)).containsIgnoringCase("evalsha").contains(RedisScript.acquire(RedisLockClient.DEFAULT_WAITER_RECHECK.toMillis(),
+          RedisLockClient.DEFAULT_FENCE_RETENTION.toMillis(), true).sha);
       assertThat(sent.get(1)).containsIgnoringCase("evalsha").contains(RedisScript.RELEASE.sha);
       assertThat(after.get("evalsha") - before.getOrDefault("evalsha", 0L))
           .as("EVALSHA calls in INFO commandstats").isEqualTo(2);
