@@ -127,6 +127,8 @@ final class RedisBackend implements LockBackend, HandOffOps {
   private RedisTls tls;
   /** Connections reserved for acknowledged grants; null unless replica acknowledgement is on. */
   private volatile ReplicaAckLanes lanes;
+  /** Grants under replica acknowledgement: on a lane, confirmed by {@code WAIT}. */
+  private final ReplicaAckGrants replicaAckGrants = new ReplicaAckGrants(this);
   /**
    * Shared resources owned by someone else (Redlock, or the application's), or null to create and own
    * them; never shut down here.
@@ -885,93 +887,8 @@ final class RedisBackend implements LockBackend, HandOffOps {
     if (replicaAcks == 0 || mode == AcquireMode.REENTER || l == null) {
       return trackWaiter(name, waiterId, send.apply(null));
     }
-    CompletableFuture<AcquireReply> out = new CompletableFuture<>();
-    long[] generationLent = {-1};
-    l.borrow().handle((lane, f) -> {
-      if (f != null) {
-        return CompletableFuture.<AcquireReply>failedFuture(RedisExceptions.translate(f, call.what));
-      }
-      generationLent[0] = lane.generation();
-      return trackWaiter(name, waiterId, send.apply(lane.lane().commands())).handle((reply, failed) -> {
-        if (failed != null) {
-          laneFailed(l, lane, failed);
-          return CompletableFuture.<AcquireReply>failedFuture(failed);
-        }
-        if (!reply.granted()) {
-          l.giveBack(lane, true);
-          return CompletableFuture.completedFuture(reply);
-        }
-        return laneGrantHeld(name).thenCompose(v -> masterMoved(l, lane)
-            ? grantOnFormerMaster(l, lane, ops, name, owner)
-            : confirmByReplicas(l, lane, ops, call.keys[0], name, owner, reply));
-      }).thenCompose(Function.identity());
-    }).thenCompose(Function.identity()).whenComplete((reply, failure) -> {
-      if (failure != null) {
-        out.completeExceptionally(failure);
-        return;
-      }
-      out.complete(reply); // the caller makes its lease here, on this thread, if it is listening already
-      if (reply.granted() && generationLent[0] != -1 && l.generationNow() != generationLent[0]) {
-        // the move to another master happened between the last check and the lease: have every lease
-        // verified now, this one included (the move's own verification may have run before it existed)
-        context.events().connectionRestored();
-      }
-    });
-    return out;
+    return replicaAckGrants.run(l, ops, call, name, owner, waiterId, send);
   }
-
-  /**
-   * Sentinel: whether a grant made on {@code lane} must not be reported because this client no longer
-   * talks to the master the lane is connected to: the shared command connection is down, or on another node
-   * (the pair moved there because the sentinels name it, or Lettuce reconnected it there by itself when the
-   * old master dropped its connections). A grant there may be missing on the master the sentinels promoted,
-   * which can grant the lock to another client; this client's renewals and releases go there too, not to
-   * the former master. Finding another node retires every lane. (Lanes retired only because one of them
-   * timed out on a master that still serves this client keep their grants: they were made where this
-   * client's renewals go.)
-   */
-  private boolean masterMoved(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane) {
-    if (clusterSeeds != null || !RedisLockClient.isSentinel(uri)) {
-      return false; // one fixed node (a Cluster follows its slots itself)
-    }
-    SocketAddress laneNode = lane.lane().node();
-    StatefulRedisConnection<String, String> shared = connection;
-    SocketAddress sharedNode = shared == null ? null : connectedTo.get(shared);
-    if (laneNode != null && sharedNode != null && commandUp && SentinelMasterCheck.sameNode(laneNode, sharedNode)) {
-      return false;
-    }
-    if (laneNode != null && sharedNode != null && !SentinelMasterCheck.sameNode(laneNode, sharedNode)) {
-      l.retireAll(); // every lane leads to the former master
-    }
-    return true;
-  }
-
-  /**
-   * A grant made on a lane whose master this client has left ({@link #masterMoved}): not reported as a
-   * grant. It is given back on that lane, best effort (the former master may hang, or may already have
-   * dropped it when it became a replica), and the attempt fails as an outage, so that a waiting
-   * acquisition tries again, on the master this client talks to now.
-   */
-  private CompletionStage<AcquireReply> grantOnFormerMaster(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane,
-      LockOps ops, String name, String owner) {
-    log.info("lock '{}' was granted by the former master of {} after this client moved away from it; not"
-        + " counted as a grant, given back there", name, description());
-    CompletionStage<Integer> back;
-    try {
-      back = dispatch.releaseOn(lane.lane().commands(), () -> ops.release(name, owner, true));
-    } catch (RuntimeException e) {
-      back = CompletableFuture.failedFuture(e);
-    }
-    back.whenComplete((left, f) -> {
-      if (f != null) {
-        log.debug("could not give back '{}' on the former master: {}", name, f.toString());
-      }
-      l.giveBack(lane, false);
-    });
-    return CompletableFuture.failedFuture(new BackendUnavailableException("lock '" + name + "' was granted by"
-        + " the former master of " + description() + " after the master moved; that grant does not count"));
-  }
-
 
   /**
    * Test hook: called with the lock name when a grant on a lane has arrived, before it is checked and
@@ -980,23 +897,6 @@ final class RedisBackend implements LockBackend, HandOffOps {
    */
   volatile Function<String, CompletionStage<?>> laneGrantHook;
 
-  private CompletionStage<?> laneGrantHeld(String name) {
-    Function<String, CompletionStage<?>> hook = laneGrantHook;
-    return hook == null ? CompletableFuture.completedFuture(null) : hook.apply(name);
-  }
-
-  /**
-   * A command on a lane failed: the lane is closed (it may still have the command in flight). Through
-   * Sentinel a timeout or {@code READONLY} may mean the master hangs or was demoted, which every lane shares:
-   * they are all retired, so the next grants connect to whatever master the sentinels name then.
-   */
-  private void laneFailed(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane, Throwable failure) {
-    l.giveBack(lane, false);
-    if (clusterSeeds == null && RedisLockClient.isSentinel(uri) && RedisExceptions.mayBeStaleMaster(failure)) {
-      l.retireAll();
-    }
-  }
-
   /** Asks the replicas to acknowledge a fresh grant ({@code WAIT}); see {@link #replicaAcknowledgement}. */
   void replicaAcknowledgement(int replicas, Duration timeout, boolean required) {
     this.replicaAcks = replicas;
@@ -1004,47 +904,31 @@ final class RedisBackend implements LockBackend, HandOffOps {
     this.replicaAcksRequired = required;
   }
 
-  /**
-   * {@code WAIT} on the lane that carried the grant, then gives the lane back. Redis counts the replicas
-   * that have this connection's writes so far, so the grant is among them. A {@code WAIT} that fails (e.g.
-   * times out on a hung server) counts as no acknowledgement.
-   */
-  private CompletionStage<AcquireReply> confirmByReplicas(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane,
-      LockOps ops, String key, String name, String owner, AcquireReply grant) {
-    CompletableFuture<Long> acks;
-    try {
-      // on a Cluster: on the lane's connection to the master of the lock's slot, which carried the grant
-      acks = lane.lane().waitForReplicas(key, replicaAcks, replicaAckTimeoutMillis);
-    } catch (RuntimeException e) {
-      acks = CompletableFuture.failedFuture(e);
-    }
-    return acks.handle((n, f) -> {
-      // the master may have moved while WAIT blocked (a hung master's WAIT ends with the command timeout)
-      if (masterMoved(l, lane)) {
-        return grantOnFormerMaster(l, lane, ops, name, owner);
-      }
-      if (f != null) {
-        log.debug("WAIT for replicas after granting '{}' failed: {}", name, f.toString());
-        laneFailed(l, lane, f);
-      } else {
-        l.giveBack(lane, true);
-      }
-      return acknowledged(ops, name, owner, grant, n == null ? 0 : n.intValue());
-    }).thenCompose(Function.identity());
+  /** Replicas that must confirm a grant, how long {@code WAIT} may block, whether fewer fails it. */
+  int replicaAcks() {
+    return replicaAcks;
   }
 
-  /** A grant {@code n} replicas acknowledged: reported, or given back if the policy requires more. */
-  private CompletionStage<AcquireReply> acknowledged(LockOps ops, String name, String owner, AcquireReply grant,
-      int n) {
-    if (n >= replicaAcks || !replicaAcksRequired) {
-      return CompletableFuture.completedFuture(grant.withReplicasAcknowledged(n));
-    }
-    // too few copies: give the grant back on the shared connection (and wait for that, so the next
-    // attempt cannot be undone)
-    return ops.release(name, owner, true).handle((v, f) -> v).thenCompose(v -> CompletableFuture.failedFuture(
-        new BackendUnavailableException("lock '" + name + "' was granted by " + description() + " but only "
-            + n + " of " + replicaAcks + " required replicas confirmed it within " + replicaAckTimeoutMillis
-            + " ms; the grant was released")));
+  long replicaAckTimeoutMillis() {
+    return replicaAckTimeoutMillis;
+  }
+
+  boolean replicaAcksRequired() {
+    return replicaAcksRequired;
+  }
+
+  /** Whether the master is found through Sentinel (not a Cluster, not one fixed node). */
+  boolean throughSentinel() {
+    return clusterSeeds == null && RedisLockClient.isSentinel(uri);
+  }
+
+  /** Whether the shared command connection is up as far as this backend knows. */
+  boolean commandUp() {
+    return commandUp;
+  }
+
+  ScriptDispatch dispatch() {
+    return dispatch;
   }
 
   /** The scripts to load at connect: the shared ones and this client's acquire script. */
