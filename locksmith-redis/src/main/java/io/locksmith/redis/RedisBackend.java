@@ -310,7 +310,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
       });
     }
     if (replicaAcks > 0) {
-      lanes = new ReplicaAckLanes(this::openLane, resources, commandTimeout, description());
+      lanes = new ReplicaAckLanes(replicaAckGrants::openLane, resources, commandTimeout, description());
     }
     connecting.set(true);
     return diagnoseTimeout(connect());
@@ -362,71 +362,6 @@ final class RedisBackend implements LockBackend, HandOffOps {
     } catch (java.io.IOException e) {
       return false;
     }
-  }
-
-  /**
-   * Opens a connection for acknowledged grants (see {@link ReplicaAckLanes}) to the node the shared command
-   * connection is on. Through Sentinel that is the address the shared connection reports, not a fresh
-   * lookup: a grant must land where this client's renewals and releases go, or it would be made on a newly
-   * promoted master while they still time out on the old one. When the shared pair moves, the lanes are
-   * retired ({@link #connect}) and new ones follow it. Scripts need no loading: the script cache is the
-   * server's.
-   */
-  private CompletableFuture<ReplicaAckLanes.Lane> openLane() {
-    RedisClient c = client;
-    if (c == null || closed) {
-      return CompletableFuture.failedFuture(new BackendUnavailableException("client of " + description()
-          + " is closed"));
-    }
-    RedisURI target = uri;
-    SocketAddress at = null;
-    if (RedisLockClient.isSentinel(uri)) {
-      StatefulRedisConnection<String, String> shared = connection;
-      at = shared == null ? null : connectedTo.get(shared);
-      if (!(at instanceof InetSocketAddress master)) {
-        return CompletableFuture.failedFuture(new BackendUnavailableException("Redis " + description()
-            + " is not connected"));
-      }
-      RedisURI.Builder direct = RedisURI.Builder.redis(master.getHostString(), master.getPort()).withSsl(uri)
-          .withAuthentication(uri).withDatabase(uri.getDatabase()).withTimeout(commandTimeout);
-      if (uri.getClientName() != null) {
-        direct.withClientName(uri.getClientName());
-      }
-      target = direct.build();
-    }
-    // a node that cannot be connected to (e.g. it hangs) may be a master the sentinels have replaced; the
-    // shared connection, perhaps idle, would not find out by itself
-    RedisURI laneTarget = target;
-    // Sentinel: the master this lane is opened to, which a grant on it must still be when it is reported
-    SocketAddress node = at;
-    return LostHandshake.connect(() -> c.connectAsync(Utf8Codec.INSTANCE, laneTarget)).whenComplete((conn, f) -> {
-      if (f != null) {
-        masterCheck.soon();
-      }
-    }).thenApply(conn -> {
-      conn.setTimeout(commandTimeout);
-      return new ReplicaAckLanes.Lane() {
-        @Override
-        public RedisClusterAsyncCommands<String, String> commands() {
-          return conn.async();
-        }
-
-        @Override
-        public SocketAddress node() {
-          return node;
-        }
-
-        @Override
-        public CompletableFuture<Long> waitForReplicas(String key, int replicas, long timeoutMillis) {
-          return conn.async().waitForReplication(replicas, timeoutMillis).toCompletableFuture();
-        }
-
-        @Override
-        public void close() {
-          conn.closeAsync();
-        }
-      };
-    });
   }
 
   /** One attempt: command connection, scripts, pub/sub subscription; publishes them only if all work. */
@@ -925,6 +860,15 @@ final class RedisBackend implements LockBackend, HandOffOps {
   /** Whether the shared command connection is up as far as this backend knows. */
   boolean commandUp() {
     return commandUp;
+  }
+
+  Duration commandTimeout() {
+    return commandTimeout;
+  }
+
+  /** Sentinel: has the sentinels asked soon whether this client still talks to the master. */
+  void checkMasterSoon() {
+    masterCheck.soon();
   }
 
   ScriptDispatch dispatch() {

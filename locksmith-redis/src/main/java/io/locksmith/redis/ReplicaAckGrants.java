@@ -1,10 +1,14 @@
 package io.locksmith.redis;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.locksmith.BackendUnavailableException;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.LockOps;
+import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
@@ -12,7 +16,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A fresh grant under replica acknowledgement ({@link RedisBackend#replicaAcknowledgement}): the acquire
+ * A fresh grant under replica acknowledgement ({@link RedisBackend#replicaAcknowledgement}): the lanes'
+ * connections (one master or Sentinel; a Cluster's are {@link RedisClusterConnections#openLane}), the acquire
  * script and its {@code WAIT} on a connection borrowed from {@link ReplicaAckLanes}, the check that the
  * master did not move meanwhile (Sentinel), and the give-back of a grant too few replicas confirmed.
  *
@@ -27,6 +32,72 @@ final class ReplicaAckGrants {
 
   ReplicaAckGrants(RedisBackend backend) {
     this.backend = backend;
+  }
+
+  /**
+   * Opens a connection for acknowledged grants (see {@link ReplicaAckLanes}) to the node the shared command
+   * connection is on. Through Sentinel that is the address the shared connection reports, not a fresh
+   * lookup: a grant must land where this client's renewals and releases go, or it would be made on a newly
+   * promoted master while they still time out on the old one. When the shared pair moves, the lanes are
+   * retired ({@link RedisBackend#connect}) and new ones follow it. Scripts need no loading: the script cache is the
+   * server's.
+   */
+  CompletableFuture<ReplicaAckLanes.Lane> openLane() {
+    RedisClient c = backend.redisClient();
+    if (c == null || backend.isClosed()) {
+      return CompletableFuture.failedFuture(new BackendUnavailableException("client of " + backend.description()
+          + " is closed"));
+    }
+    RedisURI uri = backend.uri();
+    Duration commandTimeout = backend.commandTimeout();
+    RedisURI target = uri;
+    SocketAddress at = null;
+    if (RedisLockClient.isSentinel(uri)) {
+      at = backend.commandNode();
+      if (!(at instanceof InetSocketAddress master)) {
+        return CompletableFuture.failedFuture(new BackendUnavailableException("Redis " + backend.description()
+            + " is not connected"));
+      }
+      RedisURI.Builder direct = RedisURI.Builder.redis(master.getHostString(), master.getPort()).withSsl(uri)
+          .withAuthentication(uri).withDatabase(uri.getDatabase()).withTimeout(commandTimeout);
+      if (uri.getClientName() != null) {
+        direct.withClientName(uri.getClientName());
+      }
+      target = direct.build();
+    }
+    // a node that cannot be connected to (e.g. it hangs) may be a master the sentinels have replaced; the
+    // shared connection, perhaps idle, would not find out by itself
+    RedisURI laneTarget = target;
+    // Sentinel: the master this lane is opened to, which a grant on it must still be when it is reported
+    SocketAddress node = at;
+    return LostHandshake.connect(() -> c.connectAsync(Utf8Codec.INSTANCE, laneTarget)).whenComplete((conn, f) -> {
+      if (f != null) {
+        backend.checkMasterSoon();
+      }
+    }).thenApply(conn -> {
+      conn.setTimeout(commandTimeout);
+      return new ReplicaAckLanes.Lane() {
+        @Override
+        public RedisClusterAsyncCommands<String, String> commands() {
+          return conn.async();
+        }
+
+        @Override
+        public SocketAddress node() {
+          return node;
+        }
+
+        @Override
+        public CompletableFuture<Long> waitForReplicas(String key, int replicas, long timeoutMillis) {
+          return conn.async().waitForReplication(replicas, timeoutMillis).toCompletableFuture();
+        }
+
+        @Override
+        public void close() {
+          conn.closeAsync();
+        }
+      };
+    });
   }
 
   /**
