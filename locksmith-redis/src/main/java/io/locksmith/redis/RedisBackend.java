@@ -33,7 +33,6 @@ import io.locksmith.spi.LockOps;
 import io.locksmith.spi.Primitive;
 import io.locksmith.spi.RenewRequest;
 import io.locksmith.spi.SemaphoreOps;
-import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -280,7 +279,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
         lanes = new ReplicaAckLanes(cluster::openLane, resources, commandTimeout, description());
       }
       connecting.set(true);
-      return diagnoseTimeout(connect());
+      return TlsTimeoutDiagnosis.diagnose(tls != null, connect(), checkedAddresses(), commandTimeout, description());
     }
     // the master's connections take the name from this URI, the sentinels' from their own
     uri.setClientName(name);
@@ -313,55 +312,12 @@ final class RedisBackend implements LockBackend, HandOffOps {
       lanes = new ReplicaAckLanes(replicaAckGrants::openLane, resources, commandTimeout, description());
     }
     connecting.set(true);
-    return diagnoseTimeout(connect());
+    return TlsTimeoutDiagnosis.diagnose(tls != null, connect(), checkedAddresses(), commandTimeout, description());
   }
 
-  /**
-   * A TLS connection attempt that timed out may have reached a port that serves plain text: such a
-   * server waits for a command while the client waits for the TLS handshake, so it looks like a hung
-   * server. Before reporting a timeout, ask each address once in plain text; a Redis reply means the
-   * configuration is wrong, not the server down.
-   */
-  private CompletableFuture<Void> diagnoseTimeout(CompletableFuture<Void> attempt) {
-    if (tls == null) {
-      return attempt;
-    }
-    return attempt.exceptionallyCompose(failure -> {
-      if (!RedisExceptions.isTimeout(failure)) {
-        return CompletableFuture.failedFuture(failure);
-      }
-      List<RedisURI> addresses = clusterSeeds != null ? clusterSeeds
-          : RedisLockClient.isSentinel(uri) ? uri.getSentinels() : List.of(uri);
-      long probeMillis = Math.max(1, Math.min(commandTimeout.toMillis(), 1000));
-      CompletableFuture<Void> diagnosed = new CompletableFuture<>();
-      Thread probe = new Thread(() -> {
-        for (RedisURI a : addresses) {
-          if (speaksPlainRedis(a.getHost(), a.getPort(), (int) probeMillis)) {
-            diagnosed.completeExceptionally(RedisExceptions.configuration("connect to " + description(),
-                a.getHost() + ":" + a.getPort() + " answered a plain-text PING: it does not serve TLS on that"
-                    + " port (use a redis:// URI, or the server's TLS port)", RedisExceptions.unwrap(failure)));
-            return;
-          }
-        }
-        diagnosed.completeExceptionally(failure);
-      }, "locksmith-tls-probe");
-      probe.setDaemon(true);
-      probe.start();
-      return diagnosed;
-    });
-  }
-
-  /** Whether a plain-text {@code PING} to the address gets a RESP reply ({@code +PONG} or an error). */
-  static boolean speaksPlainRedis(String host, int port, int timeoutMillis) {
-    try (java.net.Socket s = new java.net.Socket()) {
-      s.connect(new InetSocketAddress(host, port), timeoutMillis);
-      s.setSoTimeout(timeoutMillis);
-      s.getOutputStream().write("PING\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-      int first = s.getInputStream().read();
-      return first == '+' || first == '-';
-    } catch (java.io.IOException e) {
-      return false;
-    }
+  /** The addresses a timed-out TLS connect is probed at: the Cluster seeds, the sentinels, or the node. */
+  private List<RedisURI> checkedAddresses() {
+    return clusterSeeds != null ? clusterSeeds : RedisLockClient.isSentinel(uri) ? uri.getSentinels() : List.of(uri);
   }
 
   /** One attempt: command connection, scripts, pub/sub subscription; publishes them only if all work. */
