@@ -7,7 +7,8 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Reads the reply of the exclusive and fair acquire scripts ({@code {1, token, holds}} granted, {@code {0,
- * retry_ms, last}} busy, {@code {-1}} re-entry whose hold is gone) straight into an {@link AcquireReply},
+ * retry_ms, last}} busy, {@code {-1}} re-entry whose hold is gone, or the fast path's bare token: granted,
+ * one hold) straight into an {@link AcquireReply},
  * as {@link RedisBackend#toAcquireReply} reads it from a generic list. It runs on the connection's
  * event-loop thread, which every grant passes through: it keeps no list, boxes no number and decodes the
  * token from its digits instead of through a string.
@@ -22,6 +23,7 @@ final class AcquireReplyOutput extends CommandOutput<String, String, AcquireRepl
   private long second;
   private long holds;
   private boolean secondIsToken;
+  private boolean array;
 
   AcquireReplyOutput() {
     super(Utf8Codec.INSTANCE, null);
@@ -40,6 +42,17 @@ final class AcquireReplyOutput extends CommandOutput<String, String, AcquireRepl
   @Override
   public void set(ByteBuffer bytes) {
     switch (elements++) {
+      case 0 -> { // not in an array: acquire-fast.lua's grant, the token alone (a smaller reply than {1, token, 1})
+        if (array) {
+          unexpected();
+          return;
+        }
+        code = 1;
+        second = digits(bytes);
+        secondIsToken = true;
+        holds = 1;
+        elements = 3;
+      }
       case 1 -> {
         second = digits(bytes);
         secondIsToken = true;
@@ -54,6 +67,7 @@ final class AcquireReplyOutput extends CommandOutput<String, String, AcquireRepl
   @Override
   public void multi(int count) {
     // the array header; its elements arrive through set()
+    array = true;
   }
 
   /** @return the decimal number in {@code bytes}, or -1 (and the command's error) if it is not one */

@@ -3,7 +3,6 @@ package io.locksmith.redis;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
-import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
@@ -11,9 +10,7 @@ import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
@@ -29,7 +26,6 @@ import io.locksmith.LockKind;
 import io.locksmith.spi.AcquireMode;
 import io.locksmith.spi.AcquireReply;
 import io.locksmith.spi.BackendContext;
-import io.locksmith.spi.HoldKind;
 import io.locksmith.spi.HandOffOps;
 import io.locksmith.spi.HandOffReply;
 import io.locksmith.spi.LockBackend;
@@ -37,13 +33,10 @@ import io.locksmith.spi.LockOps;
 import io.locksmith.spi.Primitive;
 import io.locksmith.spi.RenewRequest;
 import io.locksmith.spi.SemaphoreOps;
-import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -53,7 +46,6 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.concurrent.TimeoutException;
@@ -89,16 +81,12 @@ final class RedisBackend implements LockBackend, HandOffOps {
   private static final Capabilities CAPABILITIES = new Capabilities("redis",
       EnumSet.of(LockKind.EXCLUSIVE, LockKind.FAIR, LockKind.SEMAPHORE,
           LockKind.READ_WRITE), FencingGuarantee.CLOCK_FLOORED, true);
-  /** Keys per renewal script call: keeps one call short on the server's single thread. */
-  private static final int RENEW_CHUNK = 256;
   /** Wake-up message tag of the exclusive lock's waiters; see {@link #onWakeMessage}. */
   static final char EXCLUSIVE_TAG = 'x';
   /** Longest pause between two reconnection attempts of a dropped connection. */
   static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
   /** Least time between two attempts to connect a node that could not be reached (Redlock). */
   private static final long RECONNECT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
-  /** Sentinel: least time between two checks whether the sentinels still name our master. */
-  private static final long MASTER_CHECK_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /** How the acquire script mints a token; see acquire.lua. */
   enum TokenRule {
@@ -122,8 +110,9 @@ final class RedisBackend implements LockBackend, HandOffOps {
   private final long waiterRecheckMillis;
   private final long fenceRetentionMillis;
   /** The two settings above as script arguments, formatted once rather than on every acquire. */
-  private final String waiterRecheckArg;
   private final String fenceRetentionArg;
+  /** The acquire script with this client's waiter backstop, fence retention and token rule in its text. */
+  final RedisScript acquireScript;
   /** The latest lease time formatted as a script argument (nearly always the same one); see {@link #leaseArg}. */
   private volatile LeaseArg lastLeaseArg = new LeaseArg(-1, "-1");
   private final TokenRule tokenRule;
@@ -137,6 +126,8 @@ final class RedisBackend implements LockBackend, HandOffOps {
   private RedisTls tls;
   /** Connections reserved for acknowledged grants; null unless replica acknowledgement is on. */
   private volatile ReplicaAckLanes lanes;
+  /** Grants under replica acknowledgement: on a lane, confirmed by {@code WAIT}. */
+  private final ReplicaAckGrants replicaAckGrants = new ReplicaAckGrants(this);
   /**
    * Shared resources owned by someone else (Redlock, or the application's), or null to create and own
    * them; never shut down here.
@@ -156,15 +147,13 @@ final class RedisBackend implements LockBackend, HandOffOps {
   private volatile long lastAttempt;
   /** Sentinel: the node each open connection of this client is connected to, as Lettuce reports it. */
   private final Map<RedisChannelHandler<?, ?>, SocketAddress> connectedTo = new ConcurrentHashMap<>();
-  private final AtomicBoolean checkingMaster = new AtomicBoolean();
-  /**
-   * Waiters this client registered on the server and has not seen granted or cancelled, waiter id to lock
-   * name: after the pub/sub connection subscribes again (it had dropped, so messages may have been lost)
-   * each of them re-checks once instead of waiting for its backstop.
-   */
-  private final Map<String, String> registeredWaiters = new ConcurrentHashMap<>();
-  private volatile long lastMasterCheck;
+  /** Sentinel: whether the sentinels still name the node this client talks to. */
+  private final SentinelMasterCheck masterCheck = new SentinelMasterCheck(this);
   /** Semaphore operations per declared permit count: one object per count, so renewals batch. */
+  /** Script calls: by digest, reloaded when the server lost them, retried on a migrating Cluster slot. */
+  private final ScriptDispatch dispatch;
+  /** This client's registered waiters and the routing of its wake-up channel's messages. */
+  private final WakeupRouter wakeups = new WakeupRouter(this);
   private final Map<Integer, RedisSemaphore> semaphores = new ConcurrentHashMap<>();
   /** The eviction policy each node reported when connected (node address to policy); see {@link #connect}. */
   private final Map<String, String> evictionPolicies = new ConcurrentHashMap<>();
@@ -201,11 +190,13 @@ final class RedisBackend implements LockBackend, HandOffOps {
     this.uri = uri;
     this.clusterSeeds = clusterSeeds;
     this.commandTimeout = commandTimeout;
+    this.dispatch = new ScriptDispatch(this, commandTimeout);
     this.waiterRecheckMillis = waiterRecheck.toMillis();
     this.fenceRetentionMillis = fenceRetention.toMillis();
-    this.waiterRecheckArg = Long.toString(waiterRecheckMillis);
     this.fenceRetentionArg = Long.toString(fenceRetentionMillis);
     this.tokenRule = tokenRule;
+    this.acquireScript = RedisScript.acquire(waiterRecheckMillis, fenceRetentionMillis,
+        tokenRule == TokenRule.TIME_FLOORED);
     this.sharedResources = sharedResources;
     this.fair = new RedisFairLock(this, waiterRecheck, fenceRetention);
   }
@@ -283,12 +274,12 @@ final class RedisBackend implements LockBackend, HandOffOps {
     if (clusterSeeds != null) {
       // Lettuce connects to every node, for commands, pub/sub and topology, with the first seed's settings
       clusterSeeds.forEach(seed -> seed.setClientName(name));
-      cluster = new RedisClusterConnections(clusterSeeds, commandTimeout, resources, ssl);
+      cluster = new RedisClusterConnections(clusterSeeds, commandTimeout, resources, ssl, scripts());
       if (replicaAcks > 0) {
         lanes = new ReplicaAckLanes(cluster::openLane, resources, commandTimeout, description());
       }
       connecting.set(true);
-      return diagnoseTimeout(connect());
+      return TlsTimeoutDiagnosis.diagnose(tls != null, connect(), checkedAddresses(), commandTimeout, description());
     }
     // the master's connections take the name from this URI, the sentinels' from their own
     uri.setClientName(name);
@@ -318,127 +309,19 @@ final class RedisBackend implements LockBackend, HandOffOps {
       });
     }
     if (replicaAcks > 0) {
-      lanes = new ReplicaAckLanes(this::openLane, resources, commandTimeout, description());
+      lanes = new ReplicaAckLanes(replicaAckGrants::openLane, resources, commandTimeout, description());
     }
     connecting.set(true);
-    return diagnoseTimeout(connect());
+    return TlsTimeoutDiagnosis.diagnose(tls != null, connect(), checkedAddresses(), commandTimeout, description());
   }
 
-  /**
-   * A TLS connection attempt that timed out may have reached a port that serves plain text: such a
-   * server waits for a command while the client waits for the TLS handshake, so it looks like a hung
-   * server. Before reporting a timeout, ask each address once in plain text; a Redis reply means the
-   * configuration is wrong, not the server down.
-   */
-  private CompletableFuture<Void> diagnoseTimeout(CompletableFuture<Void> attempt) {
-    if (tls == null) {
-      return attempt;
-    }
-    return attempt.exceptionallyCompose(failure -> {
-      if (!RedisExceptions.isTimeout(failure)) {
-        return CompletableFuture.failedFuture(failure);
-      }
-      List<RedisURI> addresses = clusterSeeds != null ? clusterSeeds
-          : RedisLockClient.isSentinel(uri) ? uri.getSentinels() : List.of(uri);
-      long probeMillis = Math.max(1, Math.min(commandTimeout.toMillis(), 1000));
-      CompletableFuture<Void> diagnosed = new CompletableFuture<>();
-      Thread probe = new Thread(() -> {
-        for (RedisURI a : addresses) {
-          if (speaksPlainRedis(a.getHost(), a.getPort(), (int) probeMillis)) {
-            diagnosed.completeExceptionally(RedisExceptions.configuration("connect to " + description(),
-                a.getHost() + ":" + a.getPort() + " answered a plain-text PING: it does not serve TLS on that"
-                    + " port (use a redis:// URI, or the server's TLS port)", RedisExceptions.unwrap(failure)));
-            return;
-          }
-        }
-        diagnosed.completeExceptionally(failure);
-      }, "locksmith-tls-probe");
-      probe.setDaemon(true);
-      probe.start();
-      return diagnosed;
-    });
-  }
-
-  /** Whether a plain-text {@code PING} to the address gets a RESP reply ({@code +PONG} or an error). */
-  static boolean speaksPlainRedis(String host, int port, int timeoutMillis) {
-    try (java.net.Socket s = new java.net.Socket()) {
-      s.connect(new InetSocketAddress(host, port), timeoutMillis);
-      s.setSoTimeout(timeoutMillis);
-      s.getOutputStream().write("PING\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-      int first = s.getInputStream().read();
-      return first == '+' || first == '-';
-    } catch (java.io.IOException e) {
-      return false;
-    }
-  }
-
-  /**
-   * Opens a connection for acknowledged grants (see {@link ReplicaAckLanes}) to the node the shared command
-   * connection is on. Through Sentinel that is the address the shared connection reports, not a fresh
-   * lookup: a grant must land where this client's renewals and releases go, or it would be made on a newly
-   * promoted master while they still time out on the old one. When the shared pair moves, the lanes are
-   * retired ({@link #connect}) and new ones follow it. Scripts need no loading: the script cache is the
-   * server's.
-   */
-  private CompletableFuture<ReplicaAckLanes.Lane> openLane() {
-    RedisClient c = client;
-    if (c == null || closed) {
-      return CompletableFuture.failedFuture(new BackendUnavailableException("client of " + description()
-          + " is closed"));
-    }
-    RedisURI target = uri;
-    SocketAddress at = null;
-    if (RedisLockClient.isSentinel(uri)) {
-      StatefulRedisConnection<String, String> shared = connection;
-      at = shared == null ? null : connectedTo.get(shared);
-      if (!(at instanceof InetSocketAddress master)) {
-        return CompletableFuture.failedFuture(new BackendUnavailableException("Redis " + description()
-            + " is not connected"));
-      }
-      RedisURI.Builder direct = RedisURI.Builder.redis(master.getHostString(), master.getPort()).withSsl(uri)
-          .withAuthentication(uri).withDatabase(uri.getDatabase()).withTimeout(commandTimeout);
-      if (uri.getClientName() != null) {
-        direct.withClientName(uri.getClientName());
-      }
-      target = direct.build();
-    }
-    // a node that cannot be connected to (e.g. it hangs) may be a master the sentinels have replaced; the
-    // shared connection, perhaps idle, would not find out by itself
-    RedisURI laneTarget = target;
-    // Sentinel: the master this lane is opened to, which a grant on it must still be when it is reported
-    SocketAddress node = at;
-    return LostHandshake.connect(() -> c.connectAsync(Utf8Codec.INSTANCE, laneTarget)).whenComplete((conn, f) -> {
-      if (f != null) {
-        checkMasterSoon();
-      }
-    }).thenApply(conn -> {
-      conn.setTimeout(commandTimeout);
-      return new ReplicaAckLanes.Lane() {
-        @Override
-        public RedisClusterAsyncCommands<String, String> commands() {
-          return conn.async();
-        }
-
-        @Override
-        public SocketAddress node() {
-          return node;
-        }
-
-        @Override
-        public CompletableFuture<Long> waitForReplicas(String key, int replicas, long timeoutMillis) {
-          return conn.async().waitForReplication(replicas, timeoutMillis).toCompletableFuture();
-        }
-
-        @Override
-        public void close() {
-          conn.closeAsync();
-        }
-      };
-    });
+  /** The addresses a timed-out TLS connect is probed at: the Cluster seeds, the sentinels, or the node. */
+  private List<RedisURI> checkedAddresses() {
+    return clusterSeeds != null ? clusterSeeds : RedisLockClient.isSentinel(uri) ? uri.getSentinels() : List.of(uri);
   }
 
   /** One attempt: command connection, scripts, pub/sub subscription; publishes them only if all work. */
-  private CompletableFuture<Void> connect() {
+  CompletableFuture<Void> connect() {
     lastAttempt = System.nanoTime();
     String channel = channelPrefix + context.clientId();
     if (cluster != null) {
@@ -460,7 +343,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
           conn.setTimeout(commandTimeout);
           conn.addListener(connectionStates);
           List<CompletableFuture<String>> loads = new ArrayList<>();
-          for (RedisScript script : RedisScript.ALL) {
+          for (RedisScript script : scripts()) {
             loads.add(conn.async().scriptLoad(script.text).toCompletableFuture().thenApply(sha -> {
               if (!script.sha.equals(sha)) {
                 throw new IllegalStateException("server digest " + sha + " differs for " + script);
@@ -470,7 +353,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
           }
           // pipelined with the script loads, so it costs no round trip; never fails the connect
           SocketAddress at = connectedTo.get(conn);
-          String node = at != null ? hostPort(at) : RedisLockClient.describe(uri);
+          String node = at != null ? SentinelMasterCheck.hostPort(at) : RedisLockClient.describe(uri);
           loads.add(EvictionPolicyCheck.check(conn.async(), node).thenApply(policy -> {
             if (policy != null) {
               evictionPolicies.put(node, policy);
@@ -561,10 +444,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
    * #connectionStates}; on a Cluster, at every re-subscription). Runs on a Lettuce I/O thread.
    */
   private void onSubscribed() {
-    if (!registeredWaiters.isEmpty()) {
-      log.debug("wake-up channel subscribed again; {} waiter(s) re-check", registeredWaiters.size());
-      registeredWaiters.forEach((waiterId, name) -> context.wakeups().wake(name, waiterId));
-    }
+    wakeups.recheckAll(context);
     if (cluster != null) {
       if (subscribedOnce && !closed) {
         context.events().connectionRestored();
@@ -651,65 +531,63 @@ final class RedisBackend implements LockBackend, HandOffOps {
         + " is not connected, could not " + what);
   }
 
+  /** @return the client's context, set by {@link #open} */
+  BackendContext context() {
+    return context;
+  }
+
+  /** @return the Lettuce resources in use, or null before {@link #open} */
+  ClientResources resources() {
+    return resources;
+  }
+
+  /** @return whether this backend talks to a Redis Cluster */
+  boolean isCluster() {
+    return cluster != null;
+  }
+
+  /** @return the URI this backend connects with */
+  RedisURI uriForChecks() {
+    return uri;
+  }
+
+  /** @return the Lettuce client of a single master or Sentinel deployment, or null */
+  RedisClient redisClient() {
+    return client;
+  }
+
+  /** @return the shared command connection, or null */
+  Object commandConnection() {
+    return connection;
+  }
+
+  /** @return the pub/sub connection of the wake-up channel, or null */
+  Object pubsubConnection() {
+    return pubsub;
+  }
+
+  /** @return the node {@code c} is connected to as Lettuce reported it, or null */
+  SocketAddress connectedTo(Object c) {
+    return c == null ? null : connectedTo.get(c);
+  }
+
+  /** @return the flag that is set while a (re)connect of the pair runs */
+  AtomicBoolean connecting() {
+    return connecting;
+  }
+
+  /** @return whether {@link #close} was called */
+  boolean isClosed() {
+    return closed;
+  }
+
   @Override
   public Capabilities capabilities() {
     return CAPABILITIES;
   }
 
-  /**
-   * A wake-up message: {@code "<waiterId> <tag><name>"}, where the one-character tag says which lock
-   * kind's waiter queue it came from, so that a wake-up whose waiter is gone is passed on in that queue.
-   */
-  void onWakeMessage(String channel, String message) {
-    int space = message.indexOf(' ');
-    if (!channel.equals(channelPrefix + context.clientId()) || space <= 0 || space + 2 > message.length()) {
-      return;
-    }
-    if (message.charAt(0) == '!') {
-      onEvictionNotice(message.substring(1, space), message.charAt(space + 1), message.substring(space + 2));
-      return;
-    }
-    String waiterId = message.substring(0, space);
-    char tag = message.charAt(space + 1);
-    String name = message.substring(space + 2);
-    if (!context.wakeups().wake(name, waiterId) && !closed) {
-      LockOps ops = opsForTag(tag);
-      if (ops != null) {
-        ops.passWakeup(name, waiterId);
-      }
-    }
-  }
-
-  /**
-   * A notice from a script that removed a hold of this client (evict-notice.lua): {@code "!<owner>
-   * <tag><name>"}. The client marks the lease of that owner, kind and name lost; it checks the owner id.
-   */
-  private void onEvictionNotice(String owner, char tag, String name) {
-    HoldKind kind = holdKindForTag(tag);
-    if (kind != null && !owner.isEmpty()) {
-      log.debug("notice: hold of {} on '{}' ({}) was force-unlocked", owner, name, kind);
-      context.events().ownerEvicted(kind, name, owner, "force-unlocked");
-    }
-  }
-
-  private static HoldKind holdKindForTag(char tag) {
-    switch (tag) {
-      case EXCLUSIVE_TAG:
-        return HoldKind.EXCLUSIVE;
-      case RedisFairLock.TAG:
-        return HoldKind.FAIR;
-      case RedisSemaphore.TAG:
-        return HoldKind.PERMIT;
-      case RedisReadWriteOps.READ_TAG:
-        return HoldKind.READ;
-      case RedisReadWriteOps.WRITE_TAG:
-        return HoldKind.WRITE;
-      default:
-        return null;
-    }
-  }
-
-  private LockOps opsForTag(char tag) {
+  /** @return the operations of the lock kind a wake-up tag names, or null for an unknown tag */
+  LockOps opsForTag(char tag) {
     switch (tag) {
       case EXCLUSIVE_TAG:
         return this;
@@ -791,182 +669,44 @@ final class RedisBackend implements LockBackend, HandOffOps {
 
   /**
    * Sends one script call, as {@link #run(RedisClusterAsyncCommands, RedisScript, ScriptOutputType, String,
-   * String[], String...)} does, built by {@code call} (which may read the reply with an output of its own).
+   * String[], String...)} does, built by {@code call} (which may read the reply with an output of its own);
+   * see {@link ScriptDispatch#run}.
    */
   <T> CompletableFuture<T> run(RedisClusterAsyncCommands<String, String> on, RedisScript script, String what,
-      ScriptCall<T> call) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    send(on, script, what, call, out, System.nanoTime() + commandTimeout.toNanos(), 0);
-    return out;
+      ScriptDispatch.ScriptCall<T> call) {
+    return dispatch.run(on, script, what, call);
   }
 
-  /** One script call on a connection: by digest, or with its text after the server lost it. */
-  @FunctionalInterface
-  interface ScriptCall<T> {
-    RedisFuture<T> send(RedisClusterAsyncCommands<String, String> commands, boolean withText);
-  }
-
-  private <T> void send(RedisClusterAsyncCommands<String, String> on, RedisScript script, String what,
-      ScriptCall<T> call, CompletableFuture<T> out, long retryDeadline, int attempt) {
-    RedisFuture<T> first;
-    RedisClusterAsyncCommands<String, String> commands;
-    try {
-      RedisClusterAsyncCommands<String, String> rerouted = on == null ? routed.get() : null;
-      commands = on != null ? on : rerouted != null ? rerouted : commands(what);
-      first = call.send(commands, false);
-    } catch (RuntimeException e) {
-      out.completeExceptionally(RedisExceptions.translate(e, what));
-      return;
-    }
-    first.whenComplete((value, failure) -> {
-      if (failure == null) {
-        out.complete(value);
-      } else if (RedisExceptions.isNoScript(failure)) {
-        log.info("Redis lost script {}; reloading it", script);
-        RedisFuture<T> retry = call.send(commands, true);
-        retry.whenComplete((v, f) -> {
-          if (f == null) {
-            out.complete(v);
-          } else {
-            failed(on, script, what, call, out, retryDeadline, attempt, f);
-          }
-        });
-      } else {
-        failed(on, script, what, call, out, retryDeadline, attempt, failure);
-      }
-    });
-  }
-
-  private <T> void failed(RedisClusterAsyncCommands<String, String> on, RedisScript script, String what,
-      ScriptCall<T> call, CompletableFuture<T> out, long retryDeadline, int attempt, Throwable failure) {
-    long delayMillis = Math.min(100, 5L << Math.min(attempt, 5));
-    ClientResources r = resources;
-    if (cluster != null && !closed && r != null && RedisExceptions.isTryAgain(failure)
-        && System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) < retryDeadline) {
-      try {
-        if (attempt == 0) {
-          // each retry has its own command timeout: the whole call must still end at the deadline
-          ScheduledFuture<?> guard = r.eventExecutorGroup().schedule(() -> out.completeExceptionally(
-              new BackendUnavailableException("could not " + what + ": the slot was still migrating after "
-                  + commandTimeout.toMillis() + " ms")), retryDeadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-          out.whenComplete((v, f) -> guard.cancel(false));
-        }
-        r.eventExecutorGroup().schedule(() -> send(on, script, what, call, out, retryDeadline, attempt + 1),
-            delayMillis, TimeUnit.MILLISECONDS);
-        return;
-      } catch (RuntimeException e) { // shutting down
-        log.debug("cannot retry after TRYAGAIN: {}", e.toString());
-      }
-    }
-    checkMasterAfter(failure);
-    out.completeExceptionally(RedisExceptions.translate(failure, what));
-  }
-
-  /**
-   * Sentinel only: after a command timed out or was refused with {@code READONLY}, this client may be
-   * talking to a node that is no longer the master without its connections having dropped (a hung
-   * master, or a demoted one that kept them), and Lettuce reconnects only when a connection drops.
-   * So ask the sentinels, at most once a second, and if they name another node, move both connections
-   * there. A master that is merely slow keeps its connections: its address has not changed.
-   */
-  private void checkMasterAfter(Throwable failure) {
-    if (RedisExceptions.mayBeStaleMaster(failure)) {
-      checkMasterSoon();
-    }
-  }
-
-  /** Sentinel only: asks the sentinels whether the master moved, at most once a second; see above. */
-  private void checkMasterSoon() {
-    if (closed || !RedisLockClient.isSentinel(uri)) {
-      return;
-    }
-    long now = System.nanoTime();
-    if (now - lastMasterCheck < MASTER_CHECK_INTERVAL_NANOS || !checkingMaster.compareAndSet(false, true)) {
-      return;
-    }
-    lastMasterCheck = now;
-    CompletableFuture<Boolean> check;
-    try {
-      check = checkMaster();
-    } catch (RuntimeException e) { // e.g. closed meanwhile; the caller must still complete its command
-      check = CompletableFuture.failedFuture(e);
-    }
-    check.whenComplete((moved, f) -> {
-      checkingMaster.set(false);
-      if (f != null) {
-        log.debug("could not ask the sentinels of {}: {}", RedisLockClient.describe(uri), f.toString());
-      }
-    });
-  }
-
-  /** @return completes with whether the connections were found elsewhere and a move was started */
-  private CompletableFuture<Boolean> checkMaster() {
-    RedisClient c = client;
-    if (c == null) {
-      return CompletableFuture.completedFuture(false);
-    }
-    return c.connectSentinelAsync(StringCodec.UTF8, uri).thenCompose(sentinel -> sentinel.async()
-        .getMasterAddrByName(uri.getSentinelMasterId()).toCompletableFuture()
-        .whenComplete((a, f) -> sentinel.closeAsync()))
-        .thenApply(master -> {
-          SocketAddress at = elsewhere(connection, master);
-          SocketAddress pubsubAt = elsewhere(pubsub, master);
-          if (master == null || (at == null && pubsubAt == null) || closed
-              || !connecting.compareAndSet(false, true)) {
-            return false;
-          }
-          log.warn("the sentinels of {} name {} as master, but this client is connected to {}; moving there",
-              RedisLockClient.describe(uri), hostPort(master), hostPort(at != null ? at : pubsubAt));
-          connect().whenComplete((v, f) -> {
-            if (f != null) {
-              log.warn("could not move to the master at {}: {}", hostPort(master), f.toString());
-            }
-          });
-          return true;
-        });
-  }
-
-  /** @return the address {@code c} is connected to if that is known and not {@code master}, else null */
-  private SocketAddress elsewhere(Object c, SocketAddress master) {
-    SocketAddress at = c == null ? null : connectedTo.get(c);
-    return at == null || master == null || sameNode(at, master) ? null : at;
-  }
-
-  private static String hostPort(SocketAddress a) {
-    return a instanceof InetSocketAddress i ? i.getHostString() + ":" + i.getPort() : String.valueOf(a);
-  }
-
-  private static boolean sameNode(SocketAddress a, SocketAddress b) {
-    if (a instanceof InetSocketAddress x && b instanceof InetSocketAddress y) {
-      return x.getPort() == y.getPort() && (x.getHostString().equals(y.getHostString())
-          || (x.getAddress() != null && x.getAddress().equals(y.getAddress())));
-    }
-    return Objects.equals(a, b);
+  /** Sentinel only: see {@link SentinelMasterCheck#afterFailure}. */
+  void checkMasterAfter(Throwable failure) {
+    masterCheck.afterFailure(failure);
   }
 
   @Override
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis,
       AcquireMode mode, String waiterId) {
-    return runAcquire(this, RedisScript.ACQUIRE, acquireCall(name, owner, leaseMillis, mode, waiterId), name, owner,
+    return runAcquire(this, acquireScript, acquireCall(name, owner, leaseMillis, mode, waiterId), name, owner,
         mode, waiterId);
   }
 
-  /**
-   * Remembers a waiter the server registered with a refusal (any lock kind), so that it re-checks when
-   * the wake-up channel is subscribed again (see {@link #onSubscribed}); forgets it once granted.
-   */
+  /** A wake-up message on this client's channel; see {@link WakeupRouter#onMessage}. */
+  void onWakeMessage(String channel, String message) {
+    wakeups.onMessage(channel, message);
+  }
+
+  /** See {@link WakeupRouter#track}. */
   CompletionStage<AcquireReply> trackWaiter(String name, String waiterId, CompletionStage<AcquireReply> reply) {
-    if (waiterId == null) {
-      return reply;
-    }
-    return reply.thenApply(r -> {
-      if (r.granted()) {
-        registeredWaiters.remove(waiterId);
-      } else {
-        registeredWaiters.put(waiterId, name);
-      }
-      return r;
-    });
+    return wakeups.track(name, waiterId, reply);
+  }
+
+  /** @return how many waiters of this client are registered on the server, as far as it knows */
+  int registeredWaiterCount() {
+    return wakeups.count();
+  }
+
+  /** A waiter of any lock kind gave up; see {@link WakeupRouter#track}. */
+  void forgetWaiter(String waiterId) {
+    wakeups.forget(waiterId);
   }
 
   /**
@@ -977,15 +717,6 @@ final class RedisBackend implements LockBackend, HandOffOps {
     return cluster != null ? cluster.evictionPolicies() : Map.copyOf(evictionPolicies);
   }
 
-  /** @return how many waiters of this client are registered on the server, as far as it knows */
-  int registeredWaiterCount() {
-    return registeredWaiters.size();
-  }
-
-  /** A waiter of any lock kind gave up; see {@link #trackWaiter}. */
-  void forgetWaiter(String waiterId) {
-    registeredWaiters.remove(waiterId);
-  }
 
   /**
    * Runs the acquire script of any lock kind and, with replica acknowledgement configured, has a fresh grant
@@ -1047,108 +778,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
     if (replicaAcks == 0 || mode == AcquireMode.REENTER || l == null) {
       return trackWaiter(name, waiterId, send.apply(null));
     }
-    CompletableFuture<AcquireReply> out = new CompletableFuture<>();
-    long[] generationLent = {-1};
-    l.borrow().handle((lane, f) -> {
-      if (f != null) {
-        return CompletableFuture.<AcquireReply>failedFuture(RedisExceptions.translate(f, call.what));
-      }
-      generationLent[0] = lane.generation();
-      return trackWaiter(name, waiterId, send.apply(lane.lane().commands())).handle((reply, failed) -> {
-        if (failed != null) {
-          laneFailed(l, lane, failed);
-          return CompletableFuture.<AcquireReply>failedFuture(failed);
-        }
-        if (!reply.granted()) {
-          l.giveBack(lane, true);
-          return CompletableFuture.completedFuture(reply);
-        }
-        return laneGrantHeld(name).thenCompose(v -> masterMoved(l, lane)
-            ? grantOnFormerMaster(l, lane, ops, name, owner)
-            : confirmByReplicas(l, lane, ops, call.keys[0], name, owner, reply));
-      }).thenCompose(Function.identity());
-    }).thenCompose(Function.identity()).whenComplete((reply, failure) -> {
-      if (failure != null) {
-        out.completeExceptionally(failure);
-        return;
-      }
-      out.complete(reply); // the caller makes its lease here, on this thread, if it is listening already
-      if (reply.granted() && generationLent[0] != -1 && l.generationNow() != generationLent[0]) {
-        // the move to another master happened between the last check and the lease: have every lease
-        // verified now, this one included (the move's own verification may have run before it existed)
-        context.events().connectionRestored();
-      }
-    });
-    return out;
-  }
-
-  /**
-   * Sentinel: whether a grant made on {@code lane} must not be reported because this client no longer
-   * talks to the master the lane is connected to: the shared command connection is down, or on another node
-   * (the pair moved there because the sentinels name it, or Lettuce reconnected it there by itself when the
-   * old master dropped its connections). A grant there may be missing on the master the sentinels promoted,
-   * which can grant the lock to another client; this client's renewals and releases go there too, not to
-   * the former master. Finding another node retires every lane. (Lanes retired only because one of them
-   * timed out on a master that still serves this client keep their grants: they were made where this
-   * client's renewals go.)
-   */
-  private boolean masterMoved(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane) {
-    if (clusterSeeds != null || !RedisLockClient.isSentinel(uri)) {
-      return false; // one fixed node (a Cluster follows its slots itself)
-    }
-    SocketAddress laneNode = lane.lane().node();
-    StatefulRedisConnection<String, String> shared = connection;
-    SocketAddress sharedNode = shared == null ? null : connectedTo.get(shared);
-    if (laneNode != null && sharedNode != null && commandUp && sameNode(laneNode, sharedNode)) {
-      return false;
-    }
-    if (laneNode != null && sharedNode != null && !sameNode(laneNode, sharedNode)) {
-      l.retireAll(); // every lane leads to the former master
-    }
-    return true;
-  }
-
-  /**
-   * A grant made on a lane whose master this client has left ({@link #masterMoved}): not reported as a
-   * grant. It is given back on that lane, best effort (the former master may hang, or may already have
-   * dropped it when it became a replica), and the attempt fails as an outage, so that a waiting
-   * acquisition tries again, on the master this client talks to now.
-   */
-  private CompletionStage<AcquireReply> grantOnFormerMaster(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane,
-      LockOps ops, String name, String owner) {
-    log.info("lock '{}' was granted by the former master of {} after this client moved away from it; not"
-        + " counted as a grant, given back there", name, description());
-    CompletionStage<Integer> back;
-    try {
-      back = releaseOn(lane.lane().commands(), () -> ops.release(name, owner, true));
-    } catch (RuntimeException e) {
-      back = CompletableFuture.failedFuture(e);
-    }
-    back.whenComplete((left, f) -> {
-      if (f != null) {
-        log.debug("could not give back '{}' on the former master: {}", name, f.toString());
-      }
-      l.giveBack(lane, false);
-    });
-    return CompletableFuture.failedFuture(new BackendUnavailableException("lock '" + name + "' was granted by"
-        + " the former master of " + description() + " after the master moved; that grant does not count"));
-  }
-
-  /** The connection {@link #send} uses instead of the shared one while {@link #releaseOn} sends. */
-  private static final ThreadLocal<RedisClusterAsyncCommands<String, String>> routed = new ThreadLocal<>();
-
-  /**
-   * Sends what {@code release} sends on {@code on} instead of the shared connection: any lock kind's release,
-   * to the node a lane is connected to. {@code release} must send its script on the calling thread.
-   */
-  private <T> CompletionStage<T> releaseOn(RedisClusterAsyncCommands<String, String> on,
-      java.util.function.Supplier<CompletionStage<T>> release) {
-    routed.set(on);
-    try {
-      return release.get();
-    } finally {
-      routed.remove();
-    }
+    return replicaAckGrants.run(l, ops, call, name, owner, waiterId, send);
   }
 
   /**
@@ -1158,23 +788,6 @@ final class RedisBackend implements LockBackend, HandOffOps {
    */
   volatile Function<String, CompletionStage<?>> laneGrantHook;
 
-  private CompletionStage<?> laneGrantHeld(String name) {
-    Function<String, CompletionStage<?>> hook = laneGrantHook;
-    return hook == null ? CompletableFuture.completedFuture(null) : hook.apply(name);
-  }
-
-  /**
-   * A command on a lane failed: the lane is closed (it may still have the command in flight). Through
-   * Sentinel a timeout or {@code READONLY} may mean the master hangs or was demoted, which every lane shares:
-   * they are all retired, so the next grants connect to whatever master the sentinels name then.
-   */
-  private void laneFailed(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane, Throwable failure) {
-    l.giveBack(lane, false);
-    if (clusterSeeds == null && RedisLockClient.isSentinel(uri) && RedisExceptions.mayBeStaleMaster(failure)) {
-      l.retireAll();
-    }
-  }
-
   /** Asks the replicas to acknowledge a fresh grant ({@code WAIT}); see {@link #replicaAcknowledgement}. */
   void replicaAcknowledgement(int replicas, Duration timeout, boolean required) {
     this.replicaAcks = replicas;
@@ -1182,47 +795,47 @@ final class RedisBackend implements LockBackend, HandOffOps {
     this.replicaAcksRequired = required;
   }
 
-  /**
-   * {@code WAIT} on the lane that carried the grant, then gives the lane back. Redis counts the replicas
-   * that have this connection's writes so far, so the grant is among them. A {@code WAIT} that fails (e.g.
-   * times out on a hung server) counts as no acknowledgement.
-   */
-  private CompletionStage<AcquireReply> confirmByReplicas(ReplicaAckLanes l, ReplicaAckLanes.Borrowed lane,
-      LockOps ops, String key, String name, String owner, AcquireReply grant) {
-    CompletableFuture<Long> acks;
-    try {
-      // on a Cluster: on the lane's connection to the master of the lock's slot, which carried the grant
-      acks = lane.lane().waitForReplicas(key, replicaAcks, replicaAckTimeoutMillis);
-    } catch (RuntimeException e) {
-      acks = CompletableFuture.failedFuture(e);
-    }
-    return acks.handle((n, f) -> {
-      // the master may have moved while WAIT blocked (a hung master's WAIT ends with the command timeout)
-      if (masterMoved(l, lane)) {
-        return grantOnFormerMaster(l, lane, ops, name, owner);
-      }
-      if (f != null) {
-        log.debug("WAIT for replicas after granting '{}' failed: {}", name, f.toString());
-        laneFailed(l, lane, f);
-      } else {
-        l.giveBack(lane, true);
-      }
-      return acknowledged(ops, name, owner, grant, n == null ? 0 : n.intValue());
-    }).thenCompose(Function.identity());
+  /** Replicas that must confirm a grant, how long {@code WAIT} may block, whether fewer fails it. */
+  int replicaAcks() {
+    return replicaAcks;
   }
 
-  /** A grant {@code n} replicas acknowledged: reported, or given back if the policy requires more. */
-  private CompletionStage<AcquireReply> acknowledged(LockOps ops, String name, String owner, AcquireReply grant,
-      int n) {
-    if (n >= replicaAcks || !replicaAcksRequired) {
-      return CompletableFuture.completedFuture(grant.withReplicasAcknowledged(n));
-    }
-    // too few copies: give the grant back on the shared connection (and wait for that, so the next
-    // attempt cannot be undone)
-    return ops.release(name, owner, true).handle((v, f) -> v).thenCompose(v -> CompletableFuture.failedFuture(
-        new BackendUnavailableException("lock '" + name + "' was granted by " + description() + " but only "
-            + n + " of " + replicaAcks + " required replicas confirmed it within " + replicaAckTimeoutMillis
-            + " ms; the grant was released")));
+  long replicaAckTimeoutMillis() {
+    return replicaAckTimeoutMillis;
+  }
+
+  boolean replicaAcksRequired() {
+    return replicaAcksRequired;
+  }
+
+  /** Whether the master is found through Sentinel (not a Cluster, not one fixed node). */
+  boolean throughSentinel() {
+    return clusterSeeds == null && RedisLockClient.isSentinel(uri);
+  }
+
+  /** Whether the shared command connection is up as far as this backend knows. */
+  boolean commandUp() {
+    return commandUp;
+  }
+
+  Duration commandTimeout() {
+    return commandTimeout;
+  }
+
+  /** Sentinel: has the sentinels asked soon whether this client still talks to the master. */
+  void checkMasterSoon() {
+    masterCheck.soon();
+  }
+
+  ScriptDispatch dispatch() {
+    return dispatch;
+  }
+
+  /** The scripts to load at connect: the shared ones and this client's acquire script. */
+  RedisScript[] scripts() {
+    RedisScript[] all = java.util.Arrays.copyOf(RedisScript.ALL, RedisScript.ALL.length + 1);
+    all[RedisScript.ALL.length] = acquireScript;
+    return all;
   }
 
   /** @return the node the shared command connection is connected to (Sentinel), or null (for tests) */
@@ -1248,7 +861,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
 
   /** Runs an acquire prepared by {@link #acquireCall}, on this node. */
   CompletionStage<List<Object>> acquireRaw(AcquireCall call) {
-    return run(RedisScript.ACQUIRE, ScriptOutputType.MULTI, call.what, call.keys, call.args);
+    return run(acquireScript, ScriptOutputType.MULTI, call.what, call.keys, call.args);
   }
 
   /**
@@ -1258,9 +871,22 @@ final class RedisBackend implements LockBackend, HandOffOps {
   AcquireCall acquireCall(String name, String owner, long leaseMillis, AcquireMode mode, String waiterId) {
     String lock = keys.lock(name);
     return new AcquireCall("acquire lock '" + name + "'",
-        new String[] {lock, RedisKeys.waiters(lock), RedisKeys.fence(lock)},
-        new String[] {owner, leaseArg(leaseMillis), mode == AcquireMode.REENTER ? "r" : "n",
-            waiterId == null ? "" : waiterId, waiterRecheckArg, fenceRetentionArg, tokenRule.arg});
+        new String[] {lock}, // the waiters and fence keys beside it are derived in the script
+        new String[] {owner, leaseArg(leaseMillis), acquireMode(mode, waiterId), waiterId == null ? "" : waiterId});
+  }
+
+  /**
+   * acquire.lua's mode: {@code r} re-entry; {@code w} a new hold asked for by a waiter this client knows to be
+   * registered on the server (its grant removes the registration and keeps the waiter mark); {@code n}
+   * otherwise, which may take the fast path (mint, then {@code SET NX}) and leaves the waiters key alone.
+   * A registration this client missed (its reply was lost) is harmless: it expires at its deadline, and a
+   * wake-up for it is passed on ({@code pass-wakeup.lua}).
+   */
+  private String acquireMode(AcquireMode mode, String waiterId) {
+    if (mode == AcquireMode.REENTER) {
+      return "r";
+    }
+    return waiterId != null && wakeups.isRegistered(waiterId) ? "w" : "n";
   }
 
   /** See {@link #acquireCall}. */
@@ -1305,6 +931,9 @@ final class RedisBackend implements LockBackend, HandOffOps {
   }
 
   static AcquireReply toAcquireReply(List<Object> r) {
+    if (r.size() == 1 && r.get(0) instanceof String token) { // acquire-fast.lua's grant: the token alone
+      return AcquireReply.granted(Long.parseLong(token), 1);
+    }
     long code = (Long) r.get(0);
     if (code == 1) {
       return AcquireReply.granted(Long.parseLong((String) r.get(1)), ((Long) r.get(2)).intValue());
@@ -1319,7 +948,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
   public CompletionStage<Integer> release(String name, String owner, boolean all) {
     String lock = keys.lock(name);
     CompletionStage<Long> reply = run(RedisScript.RELEASE, ScriptOutputType.INTEGER,
-        "release lock '" + name + "'", new String[] {lock, RedisKeys.waiters(lock)},
+        "release lock '" + name + "'", new String[] {lock}, // release.lua derives the waiters key
         owner, all ? "1" : "0", channelPrefix, EXCLUSIVE_TAG + name);
     return reply.thenApply(Long::intValue);
   }
@@ -1355,7 +984,7 @@ final class RedisBackend implements LockBackend, HandOffOps {
     return reply.thenApply(r -> {
       long code = (Long) r.get(0);
       if (code == 1) {
-        registeredWaiters.remove(nextWaiterId); // granted: no longer registered on the server
+        wakeups.forget(nextWaiterId); // granted: no longer registered on the server
         return new HandOffReply(true, AcquireReply.granted(Long.parseLong((String) r.get(1)), 1));
       }
       return new HandOffReply(code == 0, null);
@@ -1363,85 +992,23 @@ final class RedisBackend implements LockBackend, HandOffOps {
   }
 
   /**
-   * One {@code renew.lua} call per batch of at most {@value #RENEW_CHUNK} keys, all pipelined on the
+   * One {@code renew.lua} call per batch of at most {@value RenewalBatches#RENEW_CHUNK} keys, all pipelined on the
    * connection. On one node the batches simply follow the request order; on a Cluster each batch holds
    * keys of one slot only (a script's keys must share a slot, or the server answers {@code CROSSSLOT}).
    */
   @Override
   public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
-    return renewInBatches(RedisScript.RENEW, "lease(s)", requests, r -> new String[] {keys.lock(r.name())});
+    return renewInBatches(RedisScript.RENEW_LOCK, "lease(s)", requests, r -> new String[] {keys.lock(r.name())});
   }
 
   /**
-   * Renews leases of any lock kind: one call of {@code script} per batch, each batch's keys in one slot.
-   * The script takes {@code keysOf(request)} for each request, in order, and ARGV pairs of owner and
-   * lease ms, and answers 1 (extended) or 0 (not owned) per request.
+   * Renews leases of any lock kind in batches; see {@link RenewalBatches#renew}.
    *
    * @param keysOf the script keys of one request, all under its lock's hash tag
    */
   CompletionStage<List<Boolean>> renewInBatches(RedisScript script, String what, List<RenewRequest> requests,
       Function<RenewRequest, String[]> keysOf) {
-    Boolean[] renewed = new Boolean[requests.size()];
-    List<String[]> requestKeys = new ArrayList<>(requests.size());
-    for (RenewRequest r : requests) {
-      requestKeys.add(keysOf.apply(r));
-    }
-    List<CompletableFuture<Throwable>> parts = new ArrayList<>();
-    for (int[] batch : renewBatches(requestKeys)) {
-      List<String> scriptKeys = new ArrayList<>();
-      String[] args = new String[batch.length * 2];
-      for (int i = 0; i < batch.length; i++) {
-        RenewRequest r = requests.get(batch[i]);
-        scriptKeys.addAll(Arrays.asList(requestKeys.get(batch[i])));
-        args[2 * i] = r.owner();
-        args[2 * i + 1] = Long.toString(r.leaseMillis());
-      }
-      CompletionStage<List<Object>> reply = run(script, ScriptOutputType.MULTI,
-          "renew " + batch.length + " " + what, scriptKeys.toArray(new String[0]), args);
-      // A batch that fails leaves its leases unknown (null): on a Cluster the other batches went to
-      // other masters, whose answers stand. Only when every batch failed does the whole call fail.
-      parts.add(reply.handle((r, failure) -> {
-        if (failure != null) {
-          return failure;
-        }
-        for (int i = 0; i < batch.length; i++) {
-          renewed[batch[i]] = ((Long) r.get(i)) == 1L;
-        }
-        return null;
-      }).toCompletableFuture());
-    }
-    return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenCompose(v -> {
-      Throwable firstFailure = parts.isEmpty() ? null : parts.get(0).join();
-      boolean allFailed = parts.stream().allMatch(part -> part.join() != null);
-      return allFailed && firstFailure != null ? CompletableFuture.<List<Boolean>>failedFuture(firstFailure)
-          : CompletableFuture.completedFuture(Arrays.asList(renewed));
-    });
-  }
-
-  /** Indexes into the requests, grouped into script calls (see {@link #renewInBatches}). */
-  private List<int[]> renewBatches(List<String[]> requestKeys) {
-    List<int[]> batches = new ArrayList<>();
-    if (cluster == null) {
-      for (int from = 0; from < requestKeys.size(); from += RENEW_CHUNK) {
-        int[] batch = new int[Math.min(requestKeys.size() - from, RENEW_CHUNK)];
-        for (int i = 0; i < batch.length; i++) {
-          batch[i] = from + i;
-        }
-        batches.add(batch);
-      }
-      return batches;
-    }
-    Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
-    for (int i = 0; i < requestKeys.size(); i++) {
-      bySlot.computeIfAbsent(SlotHash.getSlot(requestKeys.get(i)[0]), slot -> new ArrayList<>()).add(i);
-    }
-    for (List<Integer> slot : bySlot.values()) {
-      for (int from = 0; from < slot.size(); from += RENEW_CHUNK) {
-        batches.add(slot.subList(from, Math.min(slot.size(), from + RENEW_CHUNK)).stream()
-            .mapToInt(Integer::intValue).toArray());
-      }
-    }
-    return batches;
+    return RenewalBatches.renew(this, cluster != null, script, what, requests, keysOf);
   }
 
   @Override

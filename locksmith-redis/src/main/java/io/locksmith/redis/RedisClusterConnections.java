@@ -68,9 +68,13 @@ final class RedisClusterConnections {
    * @param commandTimeout bound on every command, on connecting and on each topology query
    * @param resources Lettuce's threads and reconnect delay, owned by the caller
    * @param ssl TLS settings for {@code rediss} seeds, or null
+   * @param scripts the scripts to preload on every node
    */
+  private final RedisScript[] scripts;
+
   RedisClusterConnections(List<RedisURI> seeds, Duration commandTimeout, ClientResources resources,
-      SslOptions ssl) {
+      SslOptions ssl, RedisScript[] scripts) {
+    this.scripts = scripts.clone();
     this.seeds = List.copyOf(seeds);
     this.commandTimeout = commandTimeout;
     this.client = RedisClusterClient.create(resources, this.seeds);
@@ -121,7 +125,7 @@ final class RedisClusterConnections {
       opened.add(conn);
       conn.setTimeout(commandTimeout);
       List<CompletableFuture<Void>> loads = new ArrayList<>();
-      for (RedisScript script : RedisScript.ALL) {
+      for (RedisScript script : scripts) {
         loads.add(conn.async().scriptLoad(script.text).toCompletableFuture().handle((sha, f) -> {
           if (f != null) {
             log.info("could not preload {} on every node of {} ({}); nodes without it get it on first use",

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * The fair lock on one Redis node, over the connections of a {@link RedisBackend}: granted in order of
  * arrival at the server.
  *
- * <p>The lock itself is a hash like the exclusive lock's ({@code o}, {@code c}, {@code t}; TTL = lease),
+ * <p>The lock itself is a hash ({@code o} owner, {@code c} holds, {@code t} token; TTL = lease; the exclusive
+ * lock is a string key instead, see docs/redis.md),
  * under its own key prefix, so a fair lock and an exclusive lock of the same name are different locks.
  * Beside it, two sorted sets over the same waiter ids: {@code :queue} scored by the waiter's first
  * arrival (server µs) and {@code :places} scored by when its place expires (server ms). Every attempt of
@@ -85,7 +86,7 @@ final class RedisFairLock implements LockOps {
     return reply.thenApply(Long::intValue);
   }
 
-  /** The exclusive lock's renewal script serves: the fair lock hash has the same owner field. */
+  /** {@code renew.lua} serves every lock kept as a hash with an owner field {@code o}, as this one is. */
   @Override
   public CompletionStage<List<Boolean>> renew(List<RenewRequest> requests) {
     return backend.renewInBatches(RedisScript.RENEW, "fair lease(s)", requests,

@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p><b>How it works.</b> A lock is a hash {@code {owner, holds, token}} whose TTL is the lease.
+ * <p><b>How it works.</b> A lock is one string key {@code token|holds|run|flags|owner} whose TTL is the
+ * lease (Redis 6.2 or later).
  * Uncontended acquire and release are one {@code EVALSHA} each. A refused acquire registers the waiter
  * in the same script; a release wakes exactly one registered waiter through this client's single
  * pub/sub channel (no pattern subscriptions, no herd). A waiter re-checks by itself when the holder's

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * over the lock's nine keys, which share the lock's hash tag ({@link RedisKeys#readWrite(String)}), so
  * that each script touches one Cluster slot.
  *
- * <p>The writer is a hash like the exclusive lock's, with the write lease as its TTL. Each reader has
+ * <p>The writer is a hash ({@code holds.lua}), with the write lease as its TTL. Each reader has
  * its own lease: a sorted set maps reader owner → end of its lease in server milliseconds, and a hash
  * keeps each reader's hold count and token; a reader whose lease ended no longer counts (the next
  * script drops it), so a crashed reader blocks writers for its remaining lease at most. Waiting

@@ -9,14 +9,20 @@ import java.util.HexFormat;
 
 /** A Lua script shipped as a resource, with its SHA-1 digest for {@code EVALSHA}. */
 final class RedisScript {
-  static final RedisScript ACQUIRE = loadWith("acquire.lua", "holds.lua", "mint-token.lua");
-  static final RedisScript RELEASE = loadWith("release.lua", "wake-next.lua", "holds.lua");
-  static final RedisScript RELEASE_HANDOFF = loadWith("release-handoff.lua", "mint-token.lua");
+  // the exclusive lock: one string key per lock (lock-value.lua)
+  // acquire-fast.lua and release-fast.lua come first: their fast path returns before any prelude function
+  // is created (each closure costs the server on every run that reaches it)
+  // the acquire script is per client (acquire(...)): its constant settings are in its text, not its arguments
+  static final RedisScript RELEASE = loadWith("release.lua", "release-fast.lua", "wake-next.lua", "lock-value.lua");
+  static final RedisScript RELEASE_HANDOFF = loadWith("release-handoff.lua", "lock-value.lua", "mint-token.lua");
+  static final RedisScript RENEW_LOCK = loadWith("renew-lock.lua", "lock-value.lua");
+  static final RedisScript FORCE_UNLOCK =
+      loadWith("force-unlock.lua", "wake-next.lua", "evict-notice.lua", "lock-value.lua");
+  static final RedisScript PASS_WAKEUP = loadWith("pass-wakeup.lua", "wake-next.lua", "lock-value.lua");
+  static final RedisScript INSPECT = loadWith("inspect.lua", "lock-value.lua");
+  static final RedisScript RAISE_FENCE = loadWith("raise-fence.lua", "lock-value.lua");
+  // a fair lock's or a read-write lock's writer hash (holds.lua)
   static final RedisScript RENEW = load("renew.lua", false);
-  static final RedisScript FORCE_UNLOCK = loadWith("force-unlock.lua", "wake-next.lua", "evict-notice.lua");
-  static final RedisScript PASS_WAKEUP = load("pass-wakeup.lua", true);
-  static final RedisScript INSPECT = load("inspect.lua", false);
-  static final RedisScript RAISE_FENCE = load("raise-fence.lua", false);
   // the fair lock's scripts; all but the inspection share the fair-queue.lua prelude
   static final RedisScript FAIR_ACQUIRE = loadWith("fair-acquire.lua", "fair-queue.lua", "holds.lua");
   static final RedisScript FAIR_RELEASE = loadWith("fair-release.lua", "fair-queue.lua", "holds.lua");
@@ -46,7 +52,7 @@ final class RedisScript {
   static final RedisScript RW_INSPECT = loadWith("rw-inspect.lua", "rw-prelude.lua");
   static final RedisScript RW_FORCE_UNLOCK = loadWith("rw-force-unlock.lua", "rw-prelude.lua", "evict-notice.lua");
   static final RedisScript[] ALL =
-      {ACQUIRE, RELEASE, RELEASE_HANDOFF, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
+      {RELEASE, RELEASE_HANDOFF, RENEW_LOCK, RENEW, FORCE_UNLOCK, PASS_WAKEUP, INSPECT, RAISE_FENCE,
           FAIR_ACQUIRE, FAIR_RELEASE, FAIR_FORCE_UNLOCK, FAIR_PASS_WAKEUP, FAIR_CANCEL, FAIR_INSPECT,
           SEM_ACQUIRE, SEM_RELEASE, SEM_RENEW, SEM_SET_PERMITS, SEM_DESCRIBE, SEM_INSPECT, SEM_STATE, SEM_FORCE_UNLOCK,
           SEM_PASS_WAKEUP,
@@ -77,6 +83,24 @@ final class RedisScript {
 
   private static RedisScript semaphore(String resource) {
     return loadWith(resource, "wake-next.lua", "sem-prelude.lua");
+  }
+
+  /**
+   * The exclusive lock's acquire script for one client's settings: a header of constants (the waiter
+   * backstop, the fence retention, the token rule) and acquire.lua, so a call carries one key and four
+   * arguments rather than three and seven (each costs the server on every call). Clients with equal settings
+   * (a Redlock's nodes) get the same text and digest. The fast path (acquire-fast.lua) is included only
+   * under the time-floored rule: Redlock's counter rule must not mint a token without a grant.
+   */
+  static RedisScript acquire(long waiterRecheckMillis, long fenceRetentionMillis, boolean timeFloored) {
+    StringBuilder text = new StringBuilder("local RECHECK, RETENTION, RULE = ").append(waiterRecheckMillis)
+        .append(", '").append(fenceRetentionMillis).append("', '").append(timeFloored ? 't' : 'c').append("'\n");
+    if (timeFloored) {
+      text.append(read("acquire-fast.lua")).append('\n');
+    }
+    text.append(read("lock-value.lua")).append('\n').append(read("mint-token.lua")).append('\n')
+        .append(read("acquire.lua"));
+    return new RedisScript("acquire.lua", text.toString());
   }
 
   /** A script with preludes of shared functions prepended, in order. */

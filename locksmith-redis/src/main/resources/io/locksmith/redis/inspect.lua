@@ -1,6 +1,7 @@
--- KEYS[1] lock hash, KEYS[2] waiters. Returns {} if free, else {owner, holds, token, pttl, waiters}.
-local h = redis.call('HMGET', KEYS[1], 'o', 'c', 't')
-if not h[1] then
+-- KEYS[1] lock (lock-value.lua), KEYS[2] waiters. Returns {} if free (or reserved for a woken waiter),
+-- else {owner, holds, token, pttl, waiters}.
+local lock = lock_read(KEYS[1])
+if not lock or lock.reserved then
   return {}
 end
-return {h[1], h[2], h[3], redis.call('PTTL', KEYS[1]), redis.call('ZCARD', KEYS[2])}
+return {lock.owner, tostring(lock.holds), lock.token, redis.call('PTTL', KEYS[1]), redis.call('ZCARD', KEYS[2])}

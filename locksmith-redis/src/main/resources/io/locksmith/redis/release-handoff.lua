@@ -1,4 +1,4 @@
--- KEYS[1] lock hash, KEYS[2] waiters zset, KEYS[3] fence (last token minted for this name)
+-- KEYS[1] lock (lock-value.lua), KEYS[2] waiters zset, KEYS[3] fence (last token minted for this name)
 -- ARGV[1] releasing owner, ARGV[2] channel prefix, ARGV[3] tag + lock name (wake-ups),
 -- ARGV[4] next owner (a waiter of the same client), ARGV[5] its lease ms, ARGV[6] its waiter id,
 -- ARGV[7] fence key TTL (ms), ARGV[8] token rule ('t' | 'c', see acquire.lua), ARGV[9] cohort limit,
@@ -6,22 +6,22 @@
 -- Releases every hold of ARGV[1] and, in the same step, grants the lock to ARGV[4] with a fresh token
 -- (a local hand-off), unless ARGV[9] hand-offs in a row already happened on this grant line and a waiter
 -- of another client is registered: then it releases, wakes the first such waiter and keeps the lock free
--- for that waiter alone for ARGV[10] ms (field 'w' of an owner-less lock hash; acquire.lua grants a
--- reserved lock only to that waiter id), so that the releasing client's threads, which ask again at
+-- for that waiter alone for ARGV[10] ms (a lock value with flag 'r' and the waiter id as owner; acquire.lua
+-- grants a reserved lock only to that waiter id), so that the releasing client's threads, which ask again at
 -- once, cannot take it back before the woken waiter's request arrives. A reservation nobody takes
 -- expires with its key. Registered waiters of the releasing client itself (threads that asked before it
 -- held the lock) do not end the run: they wait in its local queue too, and a hand-off serves them.
 -- Only the first OTHERS_SCANNED registrations are looked at: a longer run of the client's own ones
 -- shrinks with every hand-off, which removes the registration of the waiter it serves.
--- Field 'h' of the lock hash counts the hand-offs in a row; a grant by acquire.lua starts without it.
+-- The lock value's run field counts the hand-offs in a row; a grant by acquire.lua starts at 0. The waiter
+-- mark ('w') goes with the lock to the next owner: the waiters it stands for still wait.
 -- Returns {1, token} handed over | {0} released plainly | {-1} ARGV[1] does not hold the lock
 redis.replicate_commands()
-if redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then
+local lock = lock_read(KEYS[1])
+if not lock or lock.reserved or lock.owner ~= ARGV[1] then
   return {-1}
 end
-local run = tonumber(redis.call('HGET', KEYS[1], 'h') or '0')
-redis.call('DEL', KEYS[1])
-if run >= tonumber(ARGV[9]) and redis.call('EXISTS', KEYS[2]) == 1 then
+if lock.run >= tonumber(ARGV[9]) and redis.call('EXISTS', KEYS[2]) == 1 then
   local OTHERS_SCANNED = 16
   local mine = string.match(ARGV[6], '^([^:]+):')
   local t = redis.call('TIME')
@@ -31,16 +31,14 @@ if run >= tonumber(ARGV[9]) and redis.call('EXISTS', KEYS[2]) == 1 then
     if client and client ~= mine then
       redis.call('ZREM', KEYS[2], waiter)
       redis.call('PUBLISH', ARGV[2] .. client, waiter .. ' ' .. ARGV[3])
-      redis.call('HSET', KEYS[1], 'w', waiter)
-      redis.call('PEXPIRE', KEYS[1], ARGV[10])
+      -- marked: more waiters may remain, and the reserved waiter's grant keeps the mark
+      redis.call('SET', KEYS[1], lock_value('0', 0, 0, 'rw', waiter), 'PX', ARGV[10])
       return {0}
     end
   end
 end
 -- the same token rule as a grant by acquire.lua (mint-token.lua): above the last token minted for the name
-local token = mint_token(KEYS[3], ARGV[8])
-redis.call('HSET', KEYS[1], 'o', ARGV[4], 'c', 1, 't', token, 'h', run + 1)
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
-redis.call('SET', KEYS[3], token, 'PX', ARGV[7])
+local token = mint_token(KEYS[3], ARGV[8], ARGV[7])
+redis.call('SET', KEYS[1], lock_value(token, 1, lock.run + 1, lock.marked and 'w' or '', ARGV[4]), 'PX', ARGV[5])
 redis.call('ZREM', KEYS[2], ARGV[6])
 return {1, token}

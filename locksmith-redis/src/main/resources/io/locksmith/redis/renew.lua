@@ -1,4 +1,4 @@
--- KEYS[i] lock hashes; ARGV[2i-1] owner, ARGV[2i] lease ms. Extends each lease still owned.
+-- KEYS[i] lock hashes (a fair lock, a read-write lock's writer); ARGV[2i-1] owner, ARGV[2i] lease ms. Extends each lease still owned.
 -- Returns one 1 (extended) or 0 (not owned any more) per key.
 local out = {}
 for i = 1, #KEYS do

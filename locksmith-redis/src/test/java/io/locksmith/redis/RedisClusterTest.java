@@ -164,7 +164,7 @@ class RedisClusterTest {
       long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       String line;
       while (pairRenewals < 2 && System.nanoTime() < until && (line = monitor.next(1_000)) != null) {
-        if (line.toLowerCase(java.util.Locale.ROOT).contains("\"evalsha\" \"" + RedisScript.RENEW.sha + "\"")) {
+        if (line.toLowerCase(java.util.Locale.ROOT).contains("\"evalsha\" \"" + RedisScript.RENEW_LOCK.sha + "\"")) {
           // "EVALSHA" "<sha>" "<n>" "<key 1>" ... "<key n>" "<owner 1>" "<lease 1>" ...
           String[] args = line.substring(line.indexOf('"') + 1, line.lastIndexOf('"')).split("\" \"");
           int n = Integer.parseInt(args[2]);

@@ -70,7 +70,7 @@ class RedisLocalHandOffTest {
         assertThat(info.fencingToken()).isEqualTo(next.fencingToken());
         assertThat(info.waiters()).as("the waiter's registration was dropped with the grant").isZero();
       });
-      assertThat(server.command("HGET", lockKey, "h")).as("one hand-off in a row").isEqualTo("1");
+      assertThat(LockValues.field(server.command("GET", lockKey), LockValues.RUN)).as("one hand-off in a row").isEqualTo("1");
       assertThat(held.state()).isEqualTo(LeaseState.RELEASED);
       assertThat(next.state()).isEqualTo(LeaseState.HELD);
       assertThat(held.release()).as("released once only").isFalse();
@@ -163,7 +163,7 @@ class RedisLocalHandOffTest {
           held = local.get();
           assertThat(held.fencingToken()).as("hand-off " + handOff + ": a larger token").isGreaterThan(lastToken);
           lastToken = held.fencingToken();
-          assertThat(server().command("HGET", lockKey, "h")).isEqualTo(Integer.toString(handOff));
+          assertThat(LockValues.field(server().command("GET", lockKey), LockValues.RUN)).isEqualTo(Integer.toString(handOff));
           assertThat(outsider.isDone()).as("the other client still waits").isFalse();
         } else {
           Lease theirs = outsider.get(10, TimeUnit.SECONDS);
@@ -172,7 +172,8 @@ class RedisLocalHandOffTest {
               .isFalse();
           assertThat(busy.inspect(name)).hasValueSatisfying(info -> assertThat(info.fencingToken())
               .isEqualTo(theirs.fencingToken()));
-          assertThat(server().command("HGET", lockKey, "h")).as("a fresh grant line").isNull();
+          assertThat(LockValues.field(server().command("GET", lockKey), LockValues.RUN)).as("a fresh grant line")
+              .isEqualTo("0");
           assertThat(theirs.release()).isTrue();
           Lease mine = local.get();
           assertThat(mine.fencingToken()).isGreaterThan(theirs.fencingToken());
@@ -213,7 +214,7 @@ class RedisLocalHandOffTest {
       for (int handOff = 1; handOff < waiters; handOff++) {
         assertThat(held.release()).isTrue();
         held = nextHolder(queued, served);
-        assertThat(server().command("HGET", lockKey, "h")).as("hand-off %d of one run", handOff)
+        assertThat(LockValues.field(server().command("GET", lockKey), LockValues.RUN)).as("hand-off %d of one run", handOff)
             .isEqualTo(Integer.toString(handOff));
         assertThat(held.fencingToken()).isGreaterThan(lastToken);
         lastToken = held.fencingToken();
@@ -239,8 +240,7 @@ class RedisLocalHandOffTest {
     String name = "hand-off-reservation-gone";
     String lockKey = new RedisKeys("locksmith").lock(name);
     try (RedisLockClient locks = client()) {
-      server.command("HSET", lockKey, "w", "someone:w1");
-      server.command("PEXPIRE", lockKey, "30000");
+      server.command("SET", lockKey, "0|0|0|r|someone:w1", "PX", "30000"); // reserved (lock-value.lua)
       assertThat(locks.lock(name).tryAcquire()).as("reserved for another waiter").isEmpty();
       locks.backend.passWakeup(name, "someone:w1");
       assertThat(eventually(Duration.ofSeconds(10), () -> "0".equals(server.command("EXISTS", lockKey))))

@@ -78,7 +78,8 @@ class RedisLockClientTest {
           .filter(l -> !l.contains("\"INFO\"") && !l.contains("\"info\""))
           .collect(Collectors.toList());
       assertThat(sent).as("commands the lock client sent").hasSize(2);
-      assertThat(sent.get(0)).containsIgnoringCase("evalsha").contains(RedisScript.ACQUIRE.sha);
+      assertThat(sent.get(0)).containsIgnoringCase("evalsha").contains(RedisScript.acquire(RedisLockClient.DEFAULT_WAITER_RECHECK.toMillis(),
+          RedisLockClient.DEFAULT_FENCE_RETENTION.toMillis(), true).sha);
       assertThat(sent.get(1)).containsIgnoringCase("evalsha").contains(RedisScript.RELEASE.sha);
       assertThat(after.get("evalsha") - before.getOrDefault("evalsha", 0L))
           .as("EVALSHA calls in INFO commandstats").isEqualTo(2);
@@ -135,7 +136,7 @@ class RedisLockClientTest {
       while (renewals < 3) { // renewals do reach the server while held
         String line = monitor.next(5_000);
         assertThat(line).as("a renewal within 5 s").isNotNull();
-        if (line.contains(RedisScript.RENEW.sha) && line.contains("{renewal-stops}")) {
+        if (line.contains(RedisScript.RENEW_LOCK.sha) && line.contains("{renewal-stops}")) {
           renewals++;
         }
       }
@@ -150,7 +151,7 @@ class RedisLockClientTest {
         }
         if (line.contains(RedisScript.RELEASE.sha)) {
           releaseSeen = true;
-        } else if (releaseSeen && line.contains(RedisScript.RENEW.sha) && line.contains("{renewal-stops}")) {
+        } else if (releaseSeen && line.contains(RedisScript.RENEW_LOCK.sha) && line.contains("{renewal-stops}")) {
           afterRelease.add(line);
         }
       }

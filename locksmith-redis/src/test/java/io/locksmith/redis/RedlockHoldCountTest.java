@@ -36,7 +36,7 @@ class RedlockHoldCountTest {
   }
 
   private static String holds(int node, String name) {
-    return NODES.get(node).command("HGET", key(name), "c");
+    return LockValues.field(NODES.get(node).command("GET", key(name)), LockValues.HOLDS);
   }
 
   /**

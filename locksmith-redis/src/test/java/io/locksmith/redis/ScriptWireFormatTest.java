@@ -65,6 +65,23 @@ class ScriptWireFormatTest {
   }
 
   @Test
+  void theFastPathsBareTokenIsAGrantOfOneHold() {
+    AcquireReplyOutput out = new AcquireReplyOutput();
+    out.set(ascii("1795720717813059"));
+    out.complete(0);
+    assertThat(out.hasError()).isFalse();
+    assertThat(out.get()).isEqualTo(AcquireReply.granted(1795720717813059L, 1));
+    assertThat(RedisBackend.toAcquireReply(java.util.List.of("1795720717813059")))
+        .isEqualTo(AcquireReply.granted(1795720717813059L, 1));
+
+    AcquireReplyOutput inAnArray = new AcquireReplyOutput(); // {token}: no script's shape
+    inAnArray.multi(1);
+    inAnArray.set(ascii("1795720717813059"));
+    inAnArray.complete(0);
+    assertThat(inAnArray.hasError()).isTrue();
+  }
+
+  @Test
   void aRefusalAndALostHoldAreRead() {
     AcquireReplyOutput busy = new AcquireReplyOutput();
     busy.multi(3);
