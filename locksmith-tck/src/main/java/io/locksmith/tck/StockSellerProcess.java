@@ -26,6 +26,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * </ul>
  */
 public final class StockSellerProcess {
+  /**
+   * How long a seller of the several-JVM test waits for a segment's lock: the test counts units sold, not
+   * waits, and a polling backend under a parallel build once kept a seller past the default 5 s.
+   */
+  static final java.time.Duration SELL_LOCK_WAIT = java.time.Duration.ofSeconds(30);
+
   private StockSellerProcess() {}
 
   /**
@@ -56,7 +62,8 @@ public final class StockSellerProcess {
       String item = args[3];
       int segments = Integer.parseInt(args[4]);
       if (mode.equals("sell")) {
-        SegmentedStock stock = SegmentedStock.builder(locks, store, item).segments(segments).build();
+        SegmentedStock stock = SegmentedStock.builder(locks, store, item).segments(segments)
+            .lockWait(SELL_LOCK_WAIT).build();
         System.out.println("READY"); // then wait for the parent's start signal, so that all start together
         System.out.flush();
         new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
