@@ -445,24 +445,7 @@ final class JdbcFairOps implements LockOps {
   @Override
   public CompletionStage<Boolean> forceUnlock(String name) {
     return db.call("force-unlock fair lock '" + name + "'", c -> {
-      String evicted = Db.inTransaction(c, () -> {
-        String owner;
-        try (PreparedStatement ps = db.prepare(c, sql.holderForUpdate)) {
-          backend.bindKey(ps, 1, FAIR, name);
-          try (ResultSet rs = ps.executeQuery()) {
-            owner = rs.next() ? rs.getString(1) : null;
-          }
-        }
-        if (owner != null) {
-          try (PreparedStatement ps = db.prepare(c, sql.forceUnlock)) {
-            backend.bindKey(ps, 1, FAIR, name);
-            ps.setString(4, owner);
-            ps.executeUpdate();
-          }
-        }
-        c.commit();
-        return owner;
-      });
+      String evicted = backend.operators.evictHolder(c, FAIR, name);
       if (evicted == null) {
         return false;
       }

@@ -55,6 +55,33 @@ final class JdbcOperators {
     }, null);
   }
 
+  /**
+   * Frees the lock row of {@code kind} and {@code name} whoever holds it, in one transaction that locks the
+   * row first (the exclusive and the fair lock share the row's layout).
+   *
+   * @return the evicted owner, or null if nobody held it
+   */
+  String evictHolder(Connection c, char kind, String name) throws SQLException {
+    return Db.inTransaction(c, () -> {
+      String owner;
+      try (PreparedStatement ps = db.prepare(c, sql.holderForUpdate)) {
+        backend.bindKey(ps, 1, kind, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          owner = rs.next() ? rs.getString(1) : null;
+        }
+      }
+      if (owner != null) {
+        try (PreparedStatement ps = db.prepare(c, sql.forceUnlock)) {
+          backend.bindKey(ps, 1, kind, name);
+          ps.setString(4, owner);
+          ps.executeUpdate();
+        }
+      }
+      c.commit();
+      return owner;
+    });
+  }
+
   int countWaiters(Connection c, char kind, String name) throws SQLException {
     if (!backend.notifies()) {
       return 0;
@@ -74,24 +101,7 @@ final class JdbcOperators {
    */
   CompletionStage<Boolean> forceUnlock(String name) {
     return db.call("force-unlock '" + name + "'", c -> {
-      String evicted = Db.inTransaction(c, () -> {
-        String owner;
-        try (PreparedStatement ps = db.prepare(c, sql.holderForUpdate)) {
-          backend.bindKey(ps, 1, LOCK, name);
-          try (ResultSet rs = ps.executeQuery()) {
-            owner = rs.next() ? rs.getString(1) : null;
-          }
-        }
-        if (owner != null) {
-          try (PreparedStatement ps = db.prepare(c, sql.forceUnlock)) {
-            backend.bindKey(ps, 1, LOCK, name);
-            ps.setString(4, owner);
-            ps.executeUpdate();
-          }
-        }
-        c.commit();
-        return owner;
-      });
+      String evicted = evictHolder(c, LOCK, name);
       if (evicted == null) {
         return false;
       }
