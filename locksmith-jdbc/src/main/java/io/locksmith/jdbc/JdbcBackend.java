@@ -213,7 +213,7 @@ final class JdbcBackend implements LockBackend, HandOffOps {
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis, AcquireMode mode,
       String waiterId) {
     if (mode == AcquireMode.REENTER) {
-      return db.call("re-enter '" + name + "'", c -> reenter(c, name, owner, leaseMillis), null);
+      return db.call("re-enter '" + name + "'", c -> reenter(c, LOCK, name, owner, leaseMillis), null);
     }
     if (waiterId != null && notifies()) {
       long reserved = handOffs.reservedMillis(name);
@@ -315,7 +315,7 @@ final class JdbcBackend implements LockBackend, HandOffOps {
       ps.setLong(5, leaseMillis);
       ps.executeUpdate();
     }
-    Row row = read(c, name);
+    Row row = read(c, LOCK, name);
     if (row != null && owner.equals(row.owner)) {
       local.remove(waiterId);
       return AcquireReply.granted(row.token, row.holds);
@@ -327,10 +327,11 @@ final class JdbcBackend implements LockBackend, HandOffOps {
     return AcquireReply.busy(pollMillis(attempts, row == null ? -1 : row.remaining));
   }
 
-  private AcquireReply reenter(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+  /** A re-entry of {@code owner}'s unexpired hold of a lock row of {@code kind} (the exclusive or the fair lock). */
+  AcquireReply reenter(Connection c, char kind, String name, String owner, long leaseMillis) throws SQLException {
     try (PreparedStatement ps = db.prepare(c, sql.reenter)) {
       ps.setLong(1, leaseMillis);
-      bindKey(ps, 2, LOCK, name);
+      bindKey(ps, 2, kind, name);
       ps.setString(5, owner);
       if (sql.dialect == JdbcDialect.POSTGRESQL) {
         try (ResultSet rs = ps.executeQuery()) {
@@ -341,7 +342,7 @@ final class JdbcBackend implements LockBackend, HandOffOps {
         return AcquireReply.lostHold();
       }
     }
-    Row row = read(c, name);
+    Row row = read(c, kind, name);
     return row != null && owner.equals(row.owner) ? AcquireReply.granted(row.token, row.holds)
         : AcquireReply.lostHold();
   }
@@ -367,7 +368,7 @@ final class JdbcBackend implements LockBackend, HandOffOps {
       return c -> pgRelease.releaseMarked(c, name, owner, all);
     }
     return c -> {
-      int left = releaseRow(c, name, owner, all);
+      int left = releaseRow(c, LOCK, name, owner, all);
       if (left == 0) {
         wakeNext(c, LOCK, name, 1);
       }
@@ -375,13 +376,18 @@ final class JdbcBackend implements LockBackend, HandOffOps {
     };
   }
 
-  private int releaseRow(Connection c, String name, String owner, boolean all) throws SQLException {
+  /**
+   * Drops one or every hold of {@code owner} on a lock row of {@code kind} (the exclusive or the fair lock).
+   *
+   * @return the holds left, 0 when freed, -1 when {@code owner} did not hold it
+   */
+  int releaseRow(Connection c, char kind, String name, String owner, boolean all) throws SQLException {
     int threshold = all ? Integer.MAX_VALUE : 1;
     try (PreparedStatement ps = db.prepare(c, sql.release)) {
       ps.setInt(1, threshold);
       ps.setInt(2, threshold);
       ps.setInt(3, threshold);
-      bindKey(ps, 4, LOCK, name);
+      bindKey(ps, 4, kind, name);
       ps.setString(7, owner);
       if (sql.dialect == JdbcDialect.POSTGRESQL) {
         try (ResultSet rs = ps.executeQuery()) {
@@ -395,7 +401,7 @@ final class JdbcBackend implements LockBackend, HandOffOps {
     if (all) {
       return 0;
     }
-    Row row = read(c, name); // only this owner changes its hold count; another owner means it was freed
+    Row row = read(c, kind, name); // only this owner changes its hold count; another owner means it was freed
     return row != null && owner.equals(row.owner) ? row.holds : 0;
   }
 
@@ -509,7 +515,7 @@ final class JdbcBackend implements LockBackend, HandOffOps {
       if (notifies()) {
         removeWaiter(c, LOCK, name, goneWaiterId);
       }
-      Row row = read(c, name);
+      Row row = read(c, LOCK, name);
       if (row == null || row.owner == null || row.remaining <= 0) {
         wakeNext(c, LOCK, name, 1);
       }
@@ -557,9 +563,9 @@ final class JdbcBackend implements LockBackend, HandOffOps {
   /** The lock row as read now. */
   record Row(String owner, int holds, long token, long remaining) {}
 
-  private Row read(Connection c, String name) throws SQLException {
+  Row read(Connection c, char kind, String name) throws SQLException {
     try (PreparedStatement ps = db.prepare(c, sql.read)) {
-      bindKey(ps, 1, LOCK, name);
+      bindKey(ps, 1, kind, name);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? new Row(rs.getString(1), rs.getInt(2), rs.getLong(3), rs.getLong(4)) : null;
       }

@@ -87,7 +87,8 @@ final class JdbcFairOps implements LockOps {
   public CompletionStage<AcquireReply> acquire(String name, String owner, long leaseMillis, AcquireMode mode,
       String waiterId) {
     if (mode == AcquireMode.REENTER) {
-      return db.call("re-enter fair lock '" + name + "'", c -> reenter(c, name, owner, leaseMillis), null);
+      return db.call("re-enter fair lock '" + name + "'", c -> backend.reenter(c, FAIR, name, owner, leaseMillis),
+          null);
     }
     LateGrants.Attempt attempt = backend.lateGrants.begin(LateGrants.key(FAIR, name, owner));
     return Db.conflictAsRefusal(db.call("acquire fair lock '" + name + "'", c -> Db.inTransaction(c,
@@ -276,25 +277,6 @@ final class JdbcFairOps implements LockOps {
     }
   }
 
-  private AcquireReply reenter(Connection c, String name, String owner, long leaseMillis) throws SQLException {
-    try (PreparedStatement ps = db.prepare(c, sql.reenter)) {
-      ps.setLong(1, leaseMillis);
-      backend.bindKey(ps, 2, FAIR, name);
-      ps.setString(5, owner);
-      if (sql.dialect == JdbcDialect.POSTGRESQL) {
-        try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() ? AcquireReply.granted(rs.getLong(1), rs.getInt(2)) : AcquireReply.lostHold();
-        }
-      }
-      if (ps.executeUpdate() == 0) {
-        return AcquireReply.lostHold();
-      }
-    }
-    JdbcBackend.Row row = read(c, name);
-    return row != null && owner.equals(row.owner()) ? AcquireReply.granted(row.token(), row.holds())
-        : AcquireReply.lostHold();
-  }
-
   // ------------------------------------------------------------------ release, renew
 
   /** The owner's release; its next attempts wait for the release's work to be over ({@link LateGrants}). */
@@ -307,36 +289,12 @@ final class JdbcFairOps implements LockOps {
 
   private Db.Work<Integer> releaseWork(String name, String owner, boolean all) {
     return c -> {
-      int left = releaseRow(c, name, owner, all);
+      int left = backend.releaseRow(c, FAIR, name, owner, all);
       if (left == 0) {
         wakeHead(c, name);
       }
       return left;
     };
-  }
-
-  private int releaseRow(Connection c, String name, String owner, boolean all) throws SQLException {
-    int threshold = all ? Integer.MAX_VALUE : 1;
-    try (PreparedStatement ps = db.prepare(c, sql.release)) {
-      ps.setInt(1, threshold);
-      ps.setInt(2, threshold);
-      ps.setInt(3, threshold);
-      backend.bindKey(ps, 4, FAIR, name);
-      ps.setString(7, owner);
-      if (sql.dialect == JdbcDialect.POSTGRESQL) {
-        try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() ? rs.getInt(1) : -1;
-        }
-      }
-      if (ps.executeUpdate() == 0) {
-        return -1;
-      }
-    }
-    if (all) {
-      return 0;
-    }
-    JdbcBackend.Row row = read(c, name); // only this owner changes its hold count
-    return row != null && owner.equals(row.owner()) ? row.holds() : 0;
   }
 
   @Override
@@ -377,7 +335,7 @@ final class JdbcFairOps implements LockOps {
 
   /** Wakes the head if the lock is free now (no owner, or its lease ran out). */
   private void wakeHeadIfFree(Connection c, String name) throws SQLException {
-    JdbcBackend.Row row = read(c, name);
+    JdbcBackend.Row row = backend.read(c, FAIR, name);
     if (row == null || row.owner() == null || row.remaining() <= 0) {
       wakeHead(c, name);
     }
@@ -474,14 +432,5 @@ final class JdbcFairOps implements LockOps {
       n += ps.executeUpdate();
     }
     return n;
-  }
-
-  private JdbcBackend.Row read(Connection c, String name) throws SQLException {
-    try (PreparedStatement ps = db.prepare(c, sql.read)) {
-      backend.bindKey(ps, 1, FAIR, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? new JdbcBackend.Row(rs.getString(1), rs.getInt(2), rs.getLong(3), rs.getLong(4)) : null;
-      }
-    }
   }
 }
